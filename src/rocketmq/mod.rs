@@ -1,0 +1,6 @@
+//! The RocketMQ name-server model: pure state machines, no actix types.
+//!
+//! The actors in `crate::actors` wrap these; everything here takes `now` as an argument and
+//! returns what happened as data, so it is unit-tested without a runtime.
+
+pub mod types;

@@ -1,0 +1,224 @@
+//! RocketMQ's route value types, as the name server stores and serves them.
+//!
+//! Field names follow the Java classes (`QueueData`, `BrokerData`, `BrokerLiveInfo`, ...) so the
+//! port can be read side by side with `RouteInfoManager.java`. Maps are `BTreeMap` where Java has
+//! `HashMap`: the contents are the same, and iteration order (which reaches traces and route
+//! answers) becomes deterministic.
+
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::ChannelId;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// `PermName`: topic permission bits.
+pub mod perm {
+    pub const PRIORITY: u32 = 8;
+    pub const READ: u32 = 4;
+    pub const WRITE: u32 = 2;
+    pub const INHERIT: u32 = 1;
+    /// The default topic perm, read + write.
+    pub const READ_WRITE: u32 = READ | WRITE;
+
+    pub fn is_readable(perm: u32) -> bool {
+        perm & READ == READ
+    }
+
+    pub fn is_writeable(perm: u32) -> bool {
+        perm & WRITE == WRITE
+    }
+
+    /// `"rw"`, `"r"`, `"w"` or `"-"`, the spelling scenario files use.
+    pub fn to_text(perm: u32) -> &'static str {
+        match (is_readable(perm), is_writeable(perm)) {
+            (true, true) => "rw",
+            (true, false) => "r",
+            (false, true) => "w",
+            (false, false) => "-",
+        }
+    }
+
+    /// Inverse of [`to_text`].
+    pub fn from_text(text: &str) -> Option<u32> {
+        match text {
+            "rw" | "wr" => Some(READ_WRITE),
+            "r" => Some(READ),
+            "w" => Some(WRITE),
+            "-" | "" => Some(0),
+            _ => None,
+        }
+    }
+}
+
+/// `MixAll.MASTER_ID`: broker id 0 is the master of its group.
+pub const MASTER_ID: u64 = 0;
+
+/// `RouteInfoManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME`: 2 minutes.
+pub const DEFAULT_BROKER_CHANNEL_EXPIRED_TIME: SimDuration = SimDuration::from_secs(120);
+
+/// `TopicConfig`: one topic as a broker holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TopicConfig {
+    pub topic_name: String,
+    pub read_queue_nums: u32,
+    pub write_queue_nums: u32,
+    pub perm: u32,
+    pub topic_sys_flag: u32,
+}
+
+impl TopicConfig {
+    /// RocketMQ's defaults: 16 read and 16 write queues, perm rw.
+    pub fn new(name: &str) -> Self {
+        TopicConfig {
+            topic_name: name.to_string(),
+            read_queue_nums: 16,
+            write_queue_nums: 16,
+            perm: perm::READ_WRITE,
+            topic_sys_flag: 0,
+        }
+    }
+}
+
+/// `DataVersion`: changes whenever a broker's topic set changes.
+///
+/// `equals` compares all three fields, so two brokers' versions are never confused even when
+/// their counters agree (the timestamp differs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DataVersion {
+    pub state_version: u64,
+    pub timestamp: SimTime,
+    pub counter: u64,
+}
+
+impl DataVersion {
+    /// `new DataVersion()`: timestamp = now, counter 0.
+    pub fn new(now: SimTime) -> Self {
+        DataVersion { state_version: 0, timestamp: now, counter: 0 }
+    }
+
+    /// `nextVersion(stateVersion)`: timestamp = now, counter + 1.
+    pub fn next_version(&mut self, now: SimTime, state_version: u64) {
+        self.timestamp = now;
+        self.state_version = state_version;
+        self.counter += 1;
+    }
+}
+
+impl fmt::Display for DataVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}@{}", self.counter, self.timestamp)
+    }
+}
+
+/// `TopicConfigSerializeWrapper`: the body of a registration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TopicConfigWrapper {
+    pub topic_config_table: BTreeMap<String, TopicConfig>,
+    pub data_version: DataVersion,
+}
+
+/// `QueueData`: one broker group's queues for one topic. `equals` compares all five fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueData {
+    pub broker_name: String,
+    pub read_queue_nums: u32,
+    pub write_queue_nums: u32,
+    pub perm: u32,
+    pub topic_sys_flag: u32,
+}
+
+/// `BrokerData`: one broker group (a master and its slaves) by broker name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BrokerData {
+    pub cluster: String,
+    pub broker_name: String,
+    /// brokerId -> "ip:port"; id 0 is the master.
+    pub broker_addrs: BTreeMap<u64, String>,
+    pub zone_name: Option<String>,
+    pub enable_acting_master: bool,
+}
+
+impl BrokerData {
+    pub fn new(cluster: &str, broker_name: &str) -> Self {
+        BrokerData {
+            cluster: cluster.to_string(),
+            broker_name: broker_name.to_string(),
+            broker_addrs: BTreeMap::new(),
+            zone_name: None,
+            enable_acting_master: false,
+        }
+    }
+}
+
+/// `BrokerAddrInfo`: the key of the live and filter-server tables. Since 5.0 it is the pair
+/// (cluster, address); the same `ip:port` under two cluster names is two live entries.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct BrokerAddrInfo {
+    pub cluster_name: String,
+    pub broker_addr: String,
+}
+
+impl BrokerAddrInfo {
+    pub fn new(cluster: &str, addr: &str) -> Self {
+        BrokerAddrInfo { cluster_name: cluster.to_string(), broker_addr: addr.to_string() }
+    }
+}
+
+impl fmt::Display for BrokerAddrInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.cluster_name, self.broker_addr)
+    }
+}
+
+/// `BrokerLiveInfo`: replaced whole on every registration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BrokerLiveInfo {
+    pub last_update_timestamp: SimTime,
+    pub heartbeat_timeout_millis: SimDuration,
+    pub data_version: DataVersion,
+    pub channel: ChannelId,
+    pub ha_server_addr: String,
+}
+
+/// `TopicRouteData`: the answer to `GET_ROUTEINFO_BY_TOPIC`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TopicRouteData {
+    pub queue_datas: Vec<QueueData>,
+    pub broker_datas: Vec<BrokerData>,
+    pub filter_server_table: BTreeMap<String, Vec<String>>,
+}
+
+/// `RegisterBrokerRequestHeader` plus its body, as `registerBroker` receives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterBrokerRequest {
+    pub cluster_name: String,
+    pub broker_addr: String,
+    pub broker_name: String,
+    pub broker_id: u64,
+    pub ha_server_addr: String,
+    pub zone_name: Option<String>,
+    /// `heartbeatTimeoutMillis`: 10 s from acting-master brokers, absent (120 s) otherwise.
+    pub heartbeat_timeout_millis: Option<SimDuration>,
+    /// `enableActingMaster`: `None` for old brokers that do not send the field.
+    pub enable_acting_master: Option<bool>,
+    /// Shared, because a broker sends the same table to every name server.
+    pub topic_config_wrapper: Option<Arc<TopicConfigWrapper>>,
+    pub filter_server_list: Option<Vec<String>>,
+}
+
+/// `UnRegisterBrokerRequestHeader`. Java gives it no `equals`, so a batch may hold duplicates;
+/// every unregister step is idempotent, which makes that harmless.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnregisterRequest {
+    pub broker_name: String,
+    pub broker_addr: String,
+    pub cluster_name: String,
+    pub broker_id: u64,
+}
+
+impl fmt::Display for UnregisterRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}[{}]@{}", self.cluster_name, self.broker_name, self.broker_id, self.broker_addr)
+    }
+}
