@@ -3,4 +3,5 @@
 //! The actors in `crate::actors` wrap these; everything here takes `now` as an argument and
 //! returns what happened as data, so it is unit-tested without a runtime.
 
+pub mod route_table;
 pub mod types;

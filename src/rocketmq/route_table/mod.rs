@@ -1,0 +1,180 @@
+//! RocketMQ's name-server route table (`RouteInfoManager`, 5.x) as a pure state machine: the five
+//! Java tables, the config flags that change their rules, and read access for observers.
+//!
+//! # Layout
+//!
+//! * `mod.rs` — the struct, [`NamesrvConfig`], accessors, the observer revision.
+//! * `register.rs` — `registerBroker` (reference §2.1); its topic step 10 in `register_topics.rs`.
+//! * `heartbeat.rs` — BROKER_HEARTBEAT and QUERY_DATA_VERSION, which only refresh (§2.2).
+//! * `unregister.rs` — the batch `unRegisterBroker` (§2.3), `scanNotActiveBroker` (§2.4),
+//!   `onChannelDestroy` / `setupUnRegisterRequest` (§2.5).
+//! * `route.rs` — `pickupTopicRouteData` (§2.8), write-perm and topic admin (§2.9).
+//! * `outcome.rs` — what each call did, as data; `explain.rs` narrates it.
+//! * `memo.rs` — the steady-state skip of `registerBroker`'s topic loop, and why it is exact.
+//! * `consistency.rs` — cross-table invariants (violations) versus odd-but-real states (quirks).
+//! * `tests_*.rs` — one file per concept above; each test cites the Java method and step it
+//!   pins. `tests_random.rs` drives seeded random histories (memo equivalence, revision).
+//!
+//! # How this differs from the Java class, and why it does not matter
+//!
+//! * **Locking.** Java guards the tables with one `ReentrantReadWriteLock`; every method here
+//!   takes `&self` or `&mut self`, and the owning actor serialises calls, so one call is one
+//!   critical section. A batch unregister is one call, just as it is one write-lock in Java.
+//!   (`updateBrokerInfoUpdateTimestamp` and the scan take no lock in Java; serialising them
+//!   only removes races the reference does not ask us to model.)
+//! * **Effects are returned, not performed.** Java's scan closes channels and submits to
+//!   `BatchUnregistrationService`; `notifyMinBrokerIdChanged` sends oneway RPCs. Here those
+//!   decisions come back as [`ExpiredBroker`], [`UnregisterRequest`] and [`MinBrokerIdChange`]
+//!   values and the actor carries them out (including the batch queue of §2.6).
+//! * **Iteration order.** Java iterates `ConcurrentHashMap`s and `HashSet`s; we iterate
+//!   `BTreeMap`s, so every list in an answer is sorted by key. Where Java's *result* depends on
+//!   that order (the first match in `setupUnRegisterRequest` and the channel search, the point
+//!   where the latent NPE of §2.3 step 6 aborts), we take the first in sorted order and say so.
+//! * **Not modelled:** static-topic `topicQueueMappingInfoTable` (§2.1 step 10c; the wrapper
+//!   type carries no mapping info, so step 10a's "no static topics" condition always holds),
+//!   the KV config, and the read-only list queries (`getAllTopicList`, ...).
+
+mod consistency;
+mod explain;
+mod heartbeat;
+mod memo;
+mod outcome;
+mod register;
+mod register_topics;
+mod route;
+mod unregister;
+
+
+pub use outcome::{
+    BrokerRole, CleanupAbort, ExpiredBroker, MinBrokerIdChange, QueryDataVersionOutcome,
+    RegisterBrokerResult, RegisterOutcome, RegisterStop, TopicPass, UnregisterReport,
+    UnregisterStep,
+};
+pub use route::SYNC_BROKER_MEMBER_GROUP_PREFIX;
+
+#[cfg(doc)]
+use crate::rocketmq::types::UnregisterRequest;
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo, QueueData};
+use memo::TopicMemo;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The `NamesrvConfig` fields that change route-table rules. All default to `false`, as in
+/// RocketMQ.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NamesrvConfig {
+    /// `supportActingMaster`: rewrite a master-less, read-only group's smallest id to 0 in route
+    /// answers (§2.8 step 4). The stored table is never rewritten.
+    pub support_acting_master: bool,
+    /// `notifyMinBrokerIdChanged`: produce [`MinBrokerIdChange`] notices (§2.10).
+    pub notify_min_broker_id_changed: bool,
+    /// `deleteTopicWithBrokerRegistration`: a master's registration deletes its topics that are
+    /// missing from the registration body (§2.1 step 10a).
+    pub delete_topic_with_broker_registration: bool,
+}
+
+/// The name server's route table: `RouteInfoManager` without its lock, thread or RPC client.
+///
+/// The five `*_table` fields are the Java tables, key for key. Everything else is bookkeeping
+/// *beside* them that no Java code reads: the observer revision, the topic-loop memo and the
+/// record of cross-cluster names (used only to classify consistency findings).
+#[derive(Debug)]
+pub struct RouteInfoManager {
+    config: NamesrvConfig,
+    /// topic -> brokerName -> QueueData.
+    topic_queue_table: BTreeMap<String, BTreeMap<String, QueueData>>,
+    /// brokerName -> BrokerData (the group's id -> address map).
+    broker_addr_table: BTreeMap<String, BrokerData>,
+    /// clusterName -> brokerNames.
+    cluster_addr_table: BTreeMap<String, BTreeSet<String>>,
+    /// (cluster, address) -> liveness; replaced whole on every registration.
+    broker_live_table: BTreeMap<BrokerAddrInfo, BrokerLiveInfo>,
+    /// (cluster, address) -> filter server addresses.
+    filter_server_table: BTreeMap<BrokerAddrInfo, Vec<String>>,
+    revision: u64,
+    memo: TopicMemo,
+    /// Broker names that were registered or unregistered under a cluster other than the one
+    /// their `BrokerData` records (RocketMQ #3991/#1450). Java allows it; it is what lets
+    /// `clusterAddrTable` disagree with `brokerAddrTable`, so [`Self::check_consistency`]
+    /// reports such disagreement as a quirk for these names and as a violation for any other.
+    cross_cluster_names: BTreeSet<String>,
+}
+
+impl RouteInfoManager {
+    pub fn new(config: NamesrvConfig) -> Self {
+        RouteInfoManager {
+            config,
+            topic_queue_table: BTreeMap::new(),
+            broker_addr_table: BTreeMap::new(),
+            cluster_addr_table: BTreeMap::new(),
+            broker_live_table: BTreeMap::new(),
+            filter_server_table: BTreeMap::new(),
+            revision: 0,
+            memo: TopicMemo::new(),
+            cross_cluster_names: BTreeSet::new(),
+        }
+    }
+
+    pub fn config(&self) -> &NamesrvConfig {
+        &self.config
+    }
+
+    pub fn topic_queue_table(&self) -> &BTreeMap<String, BTreeMap<String, QueueData>> {
+        &self.topic_queue_table
+    }
+
+    pub fn broker_addr_table(&self) -> &BTreeMap<String, BrokerData> {
+        &self.broker_addr_table
+    }
+
+    pub fn cluster_addr_table(&self) -> &BTreeMap<String, BTreeSet<String>> {
+        &self.cluster_addr_table
+    }
+
+    pub fn broker_live_table(&self) -> &BTreeMap<BrokerAddrInfo, BrokerLiveInfo> {
+        &self.broker_live_table
+    }
+
+    pub fn filter_server_table(&self) -> &BTreeMap<BrokerAddrInfo, Vec<String>> {
+        &self.filter_server_table
+    }
+
+    /// Bumped on every change an observer could see: any change to topicQueueTable,
+    /// brokerAddrTable, clusterAddrTable, filterServerTable, or to the *membership* /
+    /// non-timestamp fields of brokerLiveTable. NOT bumped when a registration or heartbeat only
+    /// moves `last_update_timestamp`.
+    ///
+    /// It only ever grows, possibly by more than one per call; an observer that re-renders a
+    /// table view when it changes never misses a change and never redraws for a heartbeat.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    fn bump(&mut self) {
+        self.revision += 1;
+    }
+
+    /// Removes a live entry and everything kept beside it; true if there was one.
+    fn remove_live_entry(&mut self, key: &BrokerAddrInfo) -> bool {
+        self.memo.forget(key);
+        let removed = self.broker_live_table.remove(key).is_some();
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
+    /// Test hook: turn the topic-loop memo off, so this manager always runs Java's full loop.
+    /// The randomized equivalence test compares such a manager with a normal one.
+    #[cfg(test)]
+    pub(crate) fn disable_topic_memo(&mut self) {
+        self.memo.disable();
+    }
+}
+
+/// `isNoMasterExists`: no group, an empty group, or a group whose smallest id is not 0.
+fn no_master_exists(group: Option<&BrokerData>) -> bool {
+    match group.and_then(|g| g.broker_addrs.keys().next()) {
+        None => true,
+        Some(&min_id) => min_id > crate::rocketmq::types::MASTER_ID,
+    }
+}

@@ -1,0 +1,129 @@
+//! `registerBroker` step 10 (reference §2.1): a master's or prime slave's topics become
+//! QueueData — optionally deleting the ones it dropped (10a), then the per-topic loop (10b)
+//! that `memo.rs` lets a steady-state re-registration skip.
+
+use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
+use super::RouteInfoManager;
+use crate::rocketmq::types::{
+    perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper,
+};
+use std::sync::Arc;
+
+impl RouteInfoManager {
+    /// Step 10 for a master or prime slave: 10a (optional delete), then 10b, the per-topic loop
+    /// — or the memo's proof that the loop would change nothing (see `memo.rs`).
+    pub(super) fn update_topics(
+        &mut self,
+        req: &RegisterBrokerRequest,
+        key: &BrokerAddrInfo,
+        wrapper: &Arc<TopicConfigWrapper>,
+        role: BrokerRole,
+        out: &mut RegisterOutcome,
+    ) {
+        let name = &req.broker_name;
+        // Compared with the *previous* live entry: step 11 has not replaced it yet.
+        let config_changed = self.changed_at(key, &wrapper.data_version);
+        let delete_missing = self.config.delete_topic_with_broker_registration;
+        if delete_missing {
+            self.delete_missing_topics(name, wrapper, out);
+        }
+        let steady = !out.register_first && !config_changed && !delete_missing;
+        if steady && self.memo.proves_no_op(key, name, wrapper) {
+            out.topic_pass = TopicPass::Skipped;
+            return;
+        }
+        // A prime slave of an acting-master group serves read-only. Java does this by mutating
+        // the request's TopicConfig in place; each request body is freshly decoded, so that is
+        // invisible outside this call and computing the perm is equivalent.
+        let read_only = role == BrokerRole::PrimeSlave && self.group(name).enable_acting_master;
+        for tc in wrapper.topic_config_table.values() {
+            // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an
+            // existing QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
+            let needed = out.register_first
+                || config_changed
+                || !self.topic_has_broker(&tc.topic_name, name);
+            if needed && self.create_and_update_queue_data(name, tc, read_only) {
+                out.topics_updated.push(tc.topic_name.clone());
+            }
+        }
+        self.memo.record(key, name, wrapper);
+        out.topic_pass = TopicPass::Ran {
+            topics: wrapper.topic_config_table.len(),
+        };
+    }
+
+    /// Step 10a: drop this broker's QueueData for topics its body no longer lists. Java takes
+    /// the body's *map keys* here (step 10b uses each config's `topicName`); so do we.
+    fn delete_missing_topics(
+        &mut self,
+        broker_name: &str,
+        wrapper: &TopicConfigWrapper,
+        out: &mut RegisterOutcome,
+    ) {
+        let doomed: Vec<String> = self
+            .topic_queue_table
+            .iter()
+            .filter(|(topic, by_broker)| {
+                by_broker.contains_key(broker_name)
+                    && !wrapper.topic_config_table.contains_key(*topic)
+            })
+            .map(|(topic, _)| topic.clone())
+            .collect();
+        for topic in doomed {
+            let by_broker = self
+                .topic_queue_table
+                .get_mut(&topic)
+                .expect("collected above");
+            by_broker.remove(broker_name);
+            let now_empty = by_broker.is_empty();
+            self.memo.note_removal(broker_name);
+            self.bump();
+            if now_empty {
+                self.topic_queue_table.remove(&topic);
+                out.topics_removed.push(topic.clone());
+            }
+            out.topics_deleted.push(topic);
+        }
+    }
+
+    fn topic_has_broker(&self, topic: &str, broker_name: &str) -> bool {
+        self.topic_queue_table
+            .get(topic)
+            .is_some_and(|m| m.contains_key(broker_name))
+    }
+
+    /// `createAndUpdateQueueData`: put unless an equal QueueData is already there. True if the
+    /// table changed.
+    fn create_and_update_queue_data(
+        &mut self,
+        broker_name: &str,
+        tc: &TopicConfig,
+        read_only: bool,
+    ) -> bool {
+        let queue_data = QueueData {
+            broker_name: broker_name.to_string(),
+            read_queue_nums: tc.read_queue_nums,
+            write_queue_nums: tc.write_queue_nums,
+            perm: if read_only {
+                tc.perm & !perm::WRITE
+            } else {
+                tc.perm
+            },
+            topic_sys_flag: tc.topic_sys_flag,
+        };
+        if !self.topic_queue_table.contains_key(&tc.topic_name) {
+            self.topic_queue_table
+                .insert(tc.topic_name.clone(), Default::default());
+        }
+        let by_broker = self
+            .topic_queue_table
+            .get_mut(&tc.topic_name)
+            .expect("just ensured");
+        if by_broker.get(broker_name) == Some(&queue_data) {
+            return false;
+        }
+        by_broker.insert(broker_name.to_string(), queue_data);
+        self.bump();
+        true
+    }
+}
