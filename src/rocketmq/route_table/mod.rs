@@ -44,6 +44,20 @@ mod register_topics;
 mod route;
 mod unregister;
 
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests_expiry;
+#[cfg(test)]
+mod tests_heartbeat;
+#[cfg(test)]
+mod tests_random;
+#[cfg(test)]
+mod tests_register;
+#[cfg(test)]
+mod tests_register_topics;
+#[cfg(test)]
+mod tests_unregister;
 
 pub use outcome::{
     BrokerRole, CleanupAbort, ExpiredBroker, MinBrokerIdChange, QueryDataVersionOutcome,
