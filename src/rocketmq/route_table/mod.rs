@@ -47,6 +47,10 @@ mod unregister;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
+mod tests_admin;
+#[cfg(test)]
+mod tests_consistency;
+#[cfg(test)]
 mod tests_expiry;
 #[cfg(test)]
 mod tests_heartbeat;
@@ -56,6 +60,8 @@ mod tests_random;
 mod tests_register;
 #[cfg(test)]
 mod tests_register_topics;
+#[cfg(test)]
+mod tests_route;
 #[cfg(test)]
 mod tests_unregister;
 
