@@ -1,3 +1,35 @@
-//! routesim: an actor-model simulator of route expiry in RocketMQ name servers and Nacos.
+//! # routesim
+//!
+//! An actor-model simulator of the moment a node dies, for the two most used "heartbeat +
+//! expiry" registries of the Java middleware world: Apache RocketMQ name servers and Nacos
+//! ephemeral instances. Scenarios (TOML) describe a cluster, inject faults at virtual times and
+//! assert how routes converge; a run of hours of cluster time takes milliseconds and is
+//! byte-for-byte repeatable from its seed.
+//!
+//! # Layout
+//!
+//! - [`sim`] — the machinery: virtual time, the agenda, the network model, scenarios,
+//!   expectations, the trace, the runner.
+//! - [`rocketmq`] — pure state machines of the name server (`RouteInfoManager`), the broker's
+//!   registration, the unregistration queue and the client's route cache.
+//! - [`nacos`] — pure state machines of the Nacos beat client and naming server.
+//! - [`actors`] — thin actix actors around those cores, one per file.
+//! - [`cli`] — the `routesim` command.
+//!
+//! # Flow
+//!
+//! ```text
+//!  scenario.toml ──validate──▶ Scenario ──runner──▶ actix System (paused tokio clock)
+//!                                                   │
+//!      director ──faults──▶ brokers ◀──packets──▶ network ◀──packets──▶ name servers
+//!                                                   │  (agenda: every timer and packet)
+//!                                                   ▼
+//!                               trace ──▶ timeline / JSONL / digest
+//!                                 └────▶ expectations (at / by / during) ──▶ PASS / FAIL
+//! ```
+
+pub mod actors;
+pub mod cli;
+pub mod nacos;
 pub mod rocketmq;
 pub mod sim;

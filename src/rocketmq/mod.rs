@@ -3,5 +3,10 @@
 //! The actors in `crate::actors` wrap these; everything here takes `now` as an argument and
 //! returns what happened as data, so it is unit-tested without a runtime.
 
+pub mod batch;
+pub mod broker;
+pub mod client;
+pub mod notes;
 pub mod route_table;
 pub mod types;
+pub mod wire;

@@ -89,11 +89,7 @@ impl fmt::Display for SimDuration {
             return f.write_str("0s");
         }
         if ms % 1000 != 0 {
-            return if ms > 1000 {
-                write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
-            } else {
-                write!(f, "{ms}ms")
-            };
+            return if ms > 1000 { write!(f, "{}.{:03}s", ms / 1000, ms % 1000) } else { write!(f, "{ms}ms") };
         }
         let mut s = ms / 1000;
         let (h, m) = (s / 3600, (s % 3600) / 60);
@@ -133,9 +129,8 @@ pub fn parse_duration(input: &str) -> Result<SimDuration, DurationError> {
     let mut rest = s;
     let mut last_rank = u8::MAX;
     while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| err("a number needs a unit"))?;
+        let num_len =
+            rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| err("a number needs a unit"))?;
         if num_len == 0 {
             return Err(err("expected a number"));
         }
@@ -160,9 +155,7 @@ pub fn parse_duration(input: &str) -> Result<SimDuration, DurationError> {
     if total_us % 1000 != 0 {
         return Err(err("it is not a whole number of milliseconds"));
     }
-    u64::try_from(total_us / 1000)
-        .map(SimDuration)
-        .map_err(|_| err("it is too large"))
+    u64::try_from(total_us / 1000).map(SimDuration).map_err(|_| err("it is too large"))
 }
 
 /// `"1.5"` scaled by `scale` (an integer number of microseconds per unit), exactly.

@@ -1,5 +1,16 @@
 //! The simulation machinery shared by every model: virtual time, ids, network, scenarios,
 //! expectations, trace and the runner.
 
+pub mod agenda;
 pub mod clock;
+pub mod expect;
 pub mod ids;
+pub mod network;
+pub mod notes;
+pub mod observe;
+pub mod packet;
+pub mod rng;
+pub mod runner;
+pub mod scenario;
+pub mod trace;
+pub mod world;

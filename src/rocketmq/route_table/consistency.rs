@@ -24,17 +24,12 @@ impl RouteInfoManager {
     fn check_keys(&self, out: &mut Vec<String>) {
         for (name, group) in &self.broker_addr_table {
             if group.broker_name != *name {
-                out.push(format!(
-                    "BrokerData under {name} is named {}",
-                    group.broker_name
-                ));
+                out.push(format!("BrokerData under {name} is named {}", group.broker_name));
             }
             let mut seen = BTreeMap::new();
             for (id, addr) in &group.broker_addrs {
                 if let Some(other) = seen.insert(addr, id) {
-                    out.push(format!(
-                        "group {name} lists {addr} under ids {other} and {id}"
-                    ));
+                    out.push(format!("group {name} lists {addr} under ids {other} and {id}"));
                 }
             }
         }
@@ -47,33 +42,21 @@ impl RouteInfoManager {
     /// breaks through a cross-cluster name, which is a quirk.
     fn check_cluster_sets(&self, out: &mut Vec<String>) {
         for (name, group) in &self.broker_addr_table {
-            let listed = self
-                .cluster_addr_table
-                .get(&group.cluster)
-                .is_some_and(|s| s.contains(name));
+            let listed = self.cluster_addr_table.get(&group.cluster).is_some_and(|s| s.contains(name));
             if !listed {
-                out.push(format!(
-                    "group {name} of cluster {} is not in that cluster's set",
-                    group.cluster
-                ));
+                out.push(format!("group {name} of cluster {} is not in that cluster's set", group.cluster));
             }
         }
         for (cluster, names) in &self.cluster_addr_table {
             if names.is_empty() {
                 out.push(format!("cluster {cluster} has an empty broker-name set"));
             }
-            for name in names
-                .iter()
-                .filter(|n| !self.cross_cluster_names.contains(*n))
-            {
+            for name in names.iter().filter(|n| !self.cross_cluster_names.contains(*n)) {
                 match self.broker_addr_table.get(name) {
-                    None => out.push(format!(
-                        "cluster {cluster} lists {name}, which has no BrokerData"
-                    )),
-                    Some(g) if g.cluster != *cluster => out.push(format!(
-                        "cluster {cluster} lists {name}, whose BrokerData says cluster {}",
-                        g.cluster
-                    )),
+                    None => out.push(format!("cluster {cluster} lists {name}, which has no BrokerData")),
+                    Some(g) if g.cluster != *cluster => {
+                        out.push(format!("cluster {cluster} lists {name}, whose BrokerData says cluster {}", g.cluster))
+                    }
                     Some(_) => {}
                 }
             }
@@ -91,15 +74,10 @@ impl RouteInfoManager {
             }
             for (name, queue_data) in by_broker {
                 if queue_data.broker_name != *name {
-                    out.push(format!(
-                        "topic {topic}: QueueData under {name} is named {}",
-                        queue_data.broker_name
-                    ));
+                    out.push(format!("topic {topic}: QueueData under {name} is named {}", queue_data.broker_name));
                 }
                 if !self.broker_addr_table.contains_key(name) {
-                    out.push(format!(
-                        "topic {topic} has QueueData of {name}, which has no BrokerData"
-                    ));
+                    out.push(format!("topic {topic} has QueueData of {name}, which has no BrokerData"));
                 }
             }
         }
@@ -121,16 +99,12 @@ impl RouteInfoManager {
         let mut out = Vec::new();
         for (name, group) in &self.broker_addr_table {
             if group.broker_addrs.is_empty() {
-                out.push(format!(
-                    "group {name} has no addresses (left by an aborted registration)"
-                ));
+                out.push(format!("group {name} has no addresses (left by an aborted registration)"));
             }
         }
         for key in self.broker_live_table.keys() {
             if self.setup_unregister_request(key).is_none() {
-                out.push(format!(
-                    "live entry {key} is in no group of its cluster (orphan, never expires)"
-                ));
+                out.push(format!("live entry {key} is in no group of its cluster (orphan, never expires)"));
             }
         }
         for key in self.filter_server_table.keys() {
@@ -147,33 +121,22 @@ impl RouteInfoManager {
         let mut holders: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
         for group in self.broker_addr_table.values() {
             for addr in group.broker_addrs.values() {
-                holders
-                    .entry((&group.cluster, addr))
-                    .or_default()
-                    .push(&group.broker_name);
+                holders.entry((&group.cluster, addr)).or_default().push(&group.broker_name);
             }
         }
         for ((cluster, addr), names) in holders.into_iter().filter(|(_, n)| n.len() > 1) {
-            out.push(format!(
-                "address {addr} is in several groups of cluster {cluster}: {names:?}"
-            ));
+            out.push(format!("address {addr} is in several groups of cluster {cluster}: {names:?}"));
         }
     }
 
     fn cross_cluster_quirks(&self, out: &mut Vec<String>) {
         for (cluster, names) in &self.cluster_addr_table {
-            for name in names
-                .iter()
-                .filter(|n| self.cross_cluster_names.contains(*n))
-            {
+            for name in names.iter().filter(|n| self.cross_cluster_names.contains(*n)) {
                 match self.broker_addr_table.get(name) {
-                    None => out.push(format!(
-                        "cluster {cluster} still lists {name}, whose group is gone"
-                    )),
-                    Some(g) if g.cluster != *cluster => out.push(format!(
-                        "cluster {cluster} lists {name}, whose BrokerData says cluster {}",
-                        g.cluster
-                    )),
+                    None => out.push(format!("cluster {cluster} still lists {name}, whose group is gone")),
+                    Some(g) if g.cluster != *cluster => {
+                        out.push(format!("cluster {cluster} lists {name}, whose BrokerData says cluster {}", g.cluster))
+                    }
                     Some(_) => {}
                 }
             }

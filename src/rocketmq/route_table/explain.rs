@@ -14,25 +14,17 @@ impl RegisterOutcome {
             lines.push(format!("step 5: {addr} left id {id} (one id per address)"));
         }
         match &self.stopped {
-            Some(RegisterStop::Conflict {
-                old_addr,
-                old_state_version,
-                new_state_version,
-                ..
-            }) => {
+            Some(RegisterStop::Conflict { old_addr, old_state_version, new_state_version, .. }) => {
                 lines.push(format!(
                     "step 6: conflict with live {old_addr} (stateVersion {old_state_version} > \
                      {new_state_version}); own live entry dropped, empty SUCCESS"
                 ));
             }
             Some(RegisterStop::SingleTopicGuard) => {
-                lines
-                    .push("step 7: one-topic body for an unclaimed id: null (SYSTEM_ERROR)".into());
+                lines.push("step 7: one-topic body for an unclaimed id: null (SYSTEM_ERROR)".into());
             }
             Some(RegisterStop::NullWrapper { step }) => {
-                lines.push(format!(
-                    "step {step}: null wrapper dereferenced; caught, empty result"
-                ));
+                lines.push(format!("step {step}: null wrapper dereferenced; caught, empty result"));
             }
             None => {}
         }
@@ -45,26 +37,17 @@ impl RegisterOutcome {
             lines.push(format!("step 9: registers as {role}"));
         }
         for topic in &self.topics_deleted {
-            lines.push(format!(
-                "step 10a: deleted QueueData of {topic} (missing from the body)"
-            ));
+            lines.push(format!("step 10a: deleted QueueData of {topic} (missing from the body)"));
         }
         match self.topic_pass {
             TopicPass::NotEligible => {}
-            TopicPass::Skipped => {
-                lines.push("step 10b: skipped, memo proves no topic would change".into())
+            TopicPass::Skipped => lines.push("step 10b: skipped, memo proves no topic would change".into()),
+            TopicPass::Ran { topics } => {
+                lines.push(format!("step 10b: checked {topics} topics, updated {:?}", self.topics_updated))
             }
-            TopicPass::Ran { topics } => lines.push(format!(
-                "step 10b: checked {topics} topics, updated {:?}",
-                self.topics_updated
-            )),
         }
         if self.stopped.is_none() {
-            let verb = if self.live_entry_replaced {
-                "replaced"
-            } else {
-                "created"
-            };
+            let verb = if self.live_entry_replaced { "replaced" } else { "created" };
             lines.push(format!("step 11: live entry {verb}"));
         }
         if let Some(notice) = &self.min_broker_id_changed {
@@ -83,14 +66,7 @@ impl UnregisterReport {
         let mut lines = Vec::new();
         for step in &self.requests {
             let mut parts = vec![format!("{}:", step.request)];
-            parts.push(
-                if step.live_removed {
-                    "live removed"
-                } else {
-                    "no live entry"
-                }
-                .into(),
-            );
+            parts.push(if step.live_removed { "live removed" } else { "no live entry" }.into());
             if step.filter_removed {
                 parts.push("filter servers removed".into());
             }
@@ -118,9 +94,7 @@ impl UnregisterReport {
             lines.push(format!("step 6: topic {topic} removed (no QueueData left)"));
         }
         for (topic, name) in &self.write_perm_wiped {
-            lines.push(format!(
-                "step 6: {topic}/{name} write perm wiped (acting master, no id 0)"
-            ));
+            lines.push(format!("step 6: {topic}/{name} write perm wiped (acting master, no id 0)"));
         }
         if let Some(abort) = &self.aborted {
             lines.push(format!(

@@ -51,12 +51,7 @@ pub(super) struct TopicMemo {
 
 impl TopicMemo {
     pub(super) fn new() -> Self {
-        TopicMemo {
-            enabled: true,
-            verified: BTreeMap::new(),
-            removal_stamps: BTreeMap::new(),
-            last_stamp: 0,
-        }
+        TopicMemo { enabled: true, verified: BTreeMap::new(), removal_stamps: BTreeMap::new(), last_stamp: 0 }
     }
 
     #[cfg(test)]
@@ -80,19 +75,12 @@ impl TopicMemo {
     ) -> bool {
         self.enabled
             && self.verified.get(key).is_some_and(|v| {
-                Arc::ptr_eq(&v.wrapper, wrapper)
-                    && v.broker_name == broker_name
-                    && v.stamp == self.stamp(broker_name)
+                Arc::ptr_eq(&v.wrapper, wrapper) && v.broker_name == broker_name && v.stamp == self.stamp(broker_name)
             })
     }
 
     /// Records the end of a full pass.
-    pub(super) fn record(
-        &mut self,
-        key: &BrokerAddrInfo,
-        broker_name: &str,
-        wrapper: &Arc<TopicConfigWrapper>,
-    ) {
+    pub(super) fn record(&mut self, key: &BrokerAddrInfo, broker_name: &str, wrapper: &Arc<TopicConfigWrapper>) {
         if !self.enabled {
             return;
         }
@@ -116,27 +104,21 @@ impl TopicMemo {
         match self.removal_stamps.get_mut(broker_name) {
             Some(stamp) => *stamp = self.last_stamp,
             None => {
-                self.removal_stamps
-                    .insert(broker_name.to_string(), self.last_stamp);
+                self.removal_stamps.insert(broker_name.to_string(), self.last_stamp);
             }
         }
     }
 
     /// Self-check for property tests: every record whose stamp is current must really find a
     /// QueueData for its brokerName in every topic of its wrapper.
-    pub(super) fn violations(
-        &self,
-        topic_queue_table: &BTreeMap<String, BTreeMap<String, QueueData>>,
-    ) -> Vec<String> {
+    pub(super) fn violations(&self, topic_queue_table: &BTreeMap<String, BTreeMap<String, QueueData>>) -> Vec<String> {
         let mut out = Vec::new();
         for (key, v) in &self.verified {
             if v.stamp != self.stamp(&v.broker_name) {
                 continue;
             }
             for tc in v.wrapper.topic_config_table.values() {
-                let present = topic_queue_table
-                    .get(&tc.topic_name)
-                    .is_some_and(|m| m.contains_key(&v.broker_name));
+                let present = topic_queue_table.get(&tc.topic_name).is_some_and(|m| m.contains_key(&v.broker_name));
                 if !present {
                     out.push(format!(
                         "topic memo for {key} claims topic {} has QueueData of {}, it has not",

@@ -66,9 +66,8 @@ mod tests_route;
 mod tests_unregister;
 
 pub use outcome::{
-    BrokerRole, CleanupAbort, ExpiredBroker, MinBrokerIdChange, QueryDataVersionOutcome,
-    RegisterBrokerResult, RegisterOutcome, RegisterStop, TopicPass, UnregisterReport,
-    UnregisterStep,
+    BrokerRole, CleanupAbort, ExpiredBroker, MinBrokerIdChange, QueryDataVersionOutcome, RegisterBrokerResult,
+    RegisterOutcome, RegisterStop, TopicPass, UnregisterReport, UnregisterStep,
 };
 pub use route::SYNC_BROKER_MEMBER_GROUP_PREFIX;
 

@@ -21,12 +21,7 @@ pub enum RegisterStop {
     /// Step 6: another address holds this id and its live entry carries a higher
     /// `stateVersion`. The newcomer's own live entry is removed and an *empty, non-null* result
     /// returned, so the broker still sees SUCCESS.
-    Conflict {
-        old_addr: String,
-        old_state_version: u64,
-        new_state_version: u64,
-        live_entry_removed: bool,
-    },
+    Conflict { old_addr: String, old_state_version: u64, new_state_version: u64, live_entry_removed: bool },
     /// Step 7: an unknown id registering a one-topic body (issue #4522). Java returns null and
     /// the processor answers SYSTEM_ERROR "register broker failed".
     SingleTopicGuard,
@@ -148,11 +143,7 @@ impl MinBrokerIdChange {
         let notify_addrs = if offline_broker_addr.is_some() || addrs.len() == 1 {
             addrs.values().cloned().collect()
         } else {
-            addrs
-                .iter()
-                .filter(|(&id, _)| id != min_broker_id)
-                .map(|(_, a)| a.clone())
-                .collect()
+            addrs.iter().filter(|(&id, _)| id != min_broker_id).map(|(_, a)| a.clone()).collect()
         };
         Some(MinBrokerIdChange {
             broker_name: broker_name.to_string(),

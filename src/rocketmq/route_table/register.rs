@@ -1,9 +1,7 @@
 //! `registerBroker` (reference §2.1, the 11-argument form), steps 1–9 and 11–14; step 10, the
 //! topic update, is in `register_topics.rs`.
 
-use super::outcome::{
-    BrokerRole, MinBrokerIdChange, RegisterBrokerResult, RegisterOutcome, RegisterStop,
-};
+use super::outcome::{BrokerRole, MinBrokerIdChange, RegisterBrokerResult, RegisterOutcome, RegisterStop};
 use super::RouteInfoManager;
 use crate::rocketmq::types::{
     BrokerAddrInfo, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest,
@@ -29,18 +27,10 @@ impl RouteInfoManager {
         let key = BrokerAddrInfo::new(&req.cluster_name, &req.broker_addr);
         out.register_first = self.join_group(req);
         // Step 4: an empty group counts as min id 0, so its first member never "lowers" it.
-        let prev_min_id = self
-            .group(&req.broker_name)
-            .broker_addrs
-            .keys()
-            .next()
-            .copied();
+        let prev_min_id = self.group(&req.broker_name).broker_addrs.keys().next().copied();
         let min_id_dropped = req.broker_id < prev_min_id.unwrap_or(MASTER_ID);
         out.switched_ids = self.drop_other_ids_of_addr(req);
-        if let Some(stop) = self
-            .check_conflict(req)
-            .or_else(|| self.check_single_topic(req))
-        {
+        if let Some(stop) = self.check_conflict(req).or_else(|| self.check_single_topic(req)) {
             out.conflict = matches!(stop, RegisterStop::Conflict { .. });
             // Only the guard returns Java's null; the others return the empty result object.
             if stop != RegisterStop::SingleTopicGuard {
@@ -73,9 +63,7 @@ impl RouteInfoManager {
     }
 
     pub(super) fn group(&self, broker_name: &str) -> &BrokerData {
-        self.broker_addr_table
-            .get(broker_name)
-            .expect("step 2 created the group")
+        self.broker_addr_table.get(broker_name).expect("step 2 created the group")
     }
 
     /// Steps 1–3; returns whether step 2 created the group (`registerFirst`).
@@ -85,8 +73,7 @@ impl RouteInfoManager {
             Some(names) => !names.contains(name) && names.insert(name.clone()),
             None => {
                 let names = [name.clone()].into_iter().collect();
-                self.cluster_addr_table
-                    .insert(req.cluster_name.clone(), names);
+                self.cluster_addr_table.insert(req.cluster_name.clone(), names);
                 true
             }
         };
@@ -117,10 +104,7 @@ impl RouteInfoManager {
     /// Step 5, "switch slave to master": one `ip:port` may hold only one id in a group, so the
     /// address's entries under other ids go before it claims this one.
     fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest) -> Vec<(u64, String)> {
-        let group = self
-            .broker_addr_table
-            .get_mut(&req.broker_name)
-            .expect("step 2");
+        let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
         let mut switched = Vec::new();
         group.broker_addrs.retain(|&id, addr| {
             let drop = *addr == req.broker_addr && id != req.broker_id;
@@ -138,19 +122,12 @@ impl RouteInfoManager {
     /// Step 6: controller mode. Another address holds this id and is still live with a higher
     /// `stateVersion`: the newcomer is stale. Strictly greater — equal versions let it through.
     fn check_conflict(&mut self, req: &RegisterBrokerRequest) -> Option<RegisterStop> {
-        let old_addr = self
-            .group(&req.broker_name)
-            .broker_addrs
-            .get(&req.broker_id)?;
+        let old_addr = self.group(&req.broker_name).broker_addrs.get(&req.broker_id)?;
         if *old_addr == req.broker_addr {
             return None;
         }
         let old_key = BrokerAddrInfo::new(&req.cluster_name, old_addr);
-        let old_state_version = self
-            .broker_live_table
-            .get(&old_key)?
-            .data_version
-            .state_version;
+        let old_state_version = self.broker_live_table.get(&old_key)?.data_version.state_version;
         let Some(wrapper) = &req.topic_config_wrapper else {
             return Some(RegisterStop::NullWrapper { step: 6 });
         };
@@ -161,22 +138,13 @@ impl RouteInfoManager {
         let old_addr = old_key.broker_addr;
         let own_key = BrokerAddrInfo::new(&req.cluster_name, &req.broker_addr);
         let live_entry_removed = self.remove_live_entry(&own_key);
-        Some(RegisterStop::Conflict {
-            old_addr,
-            old_state_version,
-            new_state_version,
-            live_entry_removed,
-        })
+        Some(RegisterStop::Conflict { old_addr, old_state_version, new_state_version, live_entry_removed })
     }
 
     /// Step 7 (#4523): a one-topic body is an incremental registration; it may not be the one
     /// that introduces an id. Returns null *after* steps 1–5, which can leave an empty group.
     fn check_single_topic(&self, req: &RegisterBrokerRequest) -> Option<RegisterStop> {
-        if self
-            .group(&req.broker_name)
-            .broker_addrs
-            .contains_key(&req.broker_id)
-        {
+        if self.group(&req.broker_name).broker_addrs.contains_key(&req.broker_id) {
             return None;
         }
         match &req.topic_config_wrapper {
@@ -188,13 +156,8 @@ impl RouteInfoManager {
 
     /// Steps 8–9: claim the id, then decide the role from the group's smallest id *after* it.
     fn claim_id(&mut self, req: &RegisterBrokerRequest, register_first: &mut bool) -> BrokerRole {
-        let group = self
-            .broker_addr_table
-            .get_mut(&req.broker_name)
-            .expect("step 2");
-        let old = group
-            .broker_addrs
-            .insert(req.broker_id, req.broker_addr.clone());
+        let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
+        let old = group.broker_addrs.insert(req.broker_id, req.broker_addr.clone());
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         let changed = old.as_deref() != Some(req.broker_addr.as_str());
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
@@ -223,9 +186,7 @@ impl RouteInfoManager {
     ) -> bool {
         let info = BrokerLiveInfo {
             last_update_timestamp: now,
-            heartbeat_timeout_millis: req
-                .heartbeat_timeout_millis
-                .unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
+            heartbeat_timeout_millis: req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
             // Java: `new DataVersion()` (stamped now) when the wrapper is null.
             data_version: match &req.topic_config_wrapper {
                 Some(w) => w.data_version,

@@ -4,9 +4,7 @@
 
 use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
 use super::RouteInfoManager;
-use crate::rocketmq::types::{
-    perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper,
-};
+use crate::rocketmq::types::{perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
 use std::sync::Arc;
 
 impl RouteInfoManager {
@@ -39,41 +37,28 @@ impl RouteInfoManager {
         for tc in wrapper.topic_config_table.values() {
             // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an
             // existing QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
-            let needed = out.register_first
-                || config_changed
-                || !self.topic_has_broker(&tc.topic_name, name);
+            let needed = out.register_first || config_changed || !self.topic_has_broker(&tc.topic_name, name);
             if needed && self.create_and_update_queue_data(name, tc, read_only) {
                 out.topics_updated.push(tc.topic_name.clone());
             }
         }
         self.memo.record(key, name, wrapper);
-        out.topic_pass = TopicPass::Ran {
-            topics: wrapper.topic_config_table.len(),
-        };
+        out.topic_pass = TopicPass::Ran { topics: wrapper.topic_config_table.len() };
     }
 
     /// Step 10a: drop this broker's QueueData for topics its body no longer lists. Java takes
     /// the body's *map keys* here (step 10b uses each config's `topicName`); so do we.
-    fn delete_missing_topics(
-        &mut self,
-        broker_name: &str,
-        wrapper: &TopicConfigWrapper,
-        out: &mut RegisterOutcome,
-    ) {
+    fn delete_missing_topics(&mut self, broker_name: &str, wrapper: &TopicConfigWrapper, out: &mut RegisterOutcome) {
         let doomed: Vec<String> = self
             .topic_queue_table
             .iter()
             .filter(|(topic, by_broker)| {
-                by_broker.contains_key(broker_name)
-                    && !wrapper.topic_config_table.contains_key(*topic)
+                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(*topic)
             })
             .map(|(topic, _)| topic.clone())
             .collect();
         for topic in doomed {
-            let by_broker = self
-                .topic_queue_table
-                .get_mut(&topic)
-                .expect("collected above");
+            let by_broker = self.topic_queue_table.get_mut(&topic).expect("collected above");
             by_broker.remove(broker_name);
             let now_empty = by_broker.is_empty();
             self.memo.note_removal(broker_name);
@@ -87,38 +72,23 @@ impl RouteInfoManager {
     }
 
     fn topic_has_broker(&self, topic: &str, broker_name: &str) -> bool {
-        self.topic_queue_table
-            .get(topic)
-            .is_some_and(|m| m.contains_key(broker_name))
+        self.topic_queue_table.get(topic).is_some_and(|m| m.contains_key(broker_name))
     }
 
     /// `createAndUpdateQueueData`: put unless an equal QueueData is already there. True if the
     /// table changed.
-    fn create_and_update_queue_data(
-        &mut self,
-        broker_name: &str,
-        tc: &TopicConfig,
-        read_only: bool,
-    ) -> bool {
+    fn create_and_update_queue_data(&mut self, broker_name: &str, tc: &TopicConfig, read_only: bool) -> bool {
         let queue_data = QueueData {
             broker_name: broker_name.to_string(),
             read_queue_nums: tc.read_queue_nums,
             write_queue_nums: tc.write_queue_nums,
-            perm: if read_only {
-                tc.perm & !perm::WRITE
-            } else {
-                tc.perm
-            },
+            perm: if read_only { tc.perm & !perm::WRITE } else { tc.perm },
             topic_sys_flag: tc.topic_sys_flag,
         };
         if !self.topic_queue_table.contains_key(&tc.topic_name) {
-            self.topic_queue_table
-                .insert(tc.topic_name.clone(), Default::default());
+            self.topic_queue_table.insert(tc.topic_name.clone(), Default::default());
         }
-        let by_broker = self
-            .topic_queue_table
-            .get_mut(&tc.topic_name)
-            .expect("just ensured");
+        let by_broker = self.topic_queue_table.get_mut(&tc.topic_name).expect("just ensured");
         if by_broker.get(broker_name) == Some(&queue_data) {
             return false;
         }

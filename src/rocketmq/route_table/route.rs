@@ -2,9 +2,7 @@
 //! and topic admin commands (§2.9).
 
 use super::RouteInfoManager;
-use crate::rocketmq::types::{
-    perm, BrokerAddrInfo, BrokerData, QueueData, TopicRouteData, MASTER_ID,
-};
+use crate::rocketmq::types::{perm, BrokerAddrInfo, BrokerData, QueueData, TopicRouteData, MASTER_ID};
 
 /// `TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX`: these system topics are never rewritten.
 pub const SYNC_BROKER_MEMBER_GROUP_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -17,10 +15,8 @@ impl RouteInfoManager {
     /// BrokerData still counts as "found" — both as in Java.
     pub fn pickup_topic_route_data(&self, topic: &str) -> Option<TopicRouteData> {
         let by_broker = self.topic_queue_table.get(topic)?;
-        let mut route = TopicRouteData {
-            queue_datas: by_broker.values().cloned().collect(),
-            ..TopicRouteData::default()
-        };
+        let mut route =
+            TopicRouteData { queue_datas: by_broker.values().cloned().collect(), ..TopicRouteData::default() };
         for name in by_broker.keys() {
             let Some(group) = self.broker_addr_table.get(name) else {
                 continue;
@@ -41,8 +37,7 @@ impl RouteInfoManager {
         if route.broker_datas.is_empty() {
             return None;
         }
-        if self.config.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_GROUP_PREFIX)
-        {
+        if self.config.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_GROUP_PREFIX) {
             rewrite_acting_masters(&mut route);
         }
         Some(route)
@@ -92,10 +87,9 @@ impl RouteInfoManager {
             self.bump();
             return true;
         };
-        let (Some(names), Some(by_broker)) = (
-            self.cluster_addr_table.get(cluster),
-            self.topic_queue_table.get_mut(topic),
-        ) else {
+        let (Some(names), Some(by_broker)) =
+            (self.cluster_addr_table.get(cluster), self.topic_queue_table.get_mut(topic))
+        else {
             return false;
         };
         let mut removed = false;
@@ -154,22 +148,13 @@ impl RouteInfoManager {
 /// Then each such group with acting master enabled whose QueueData for this topic is not
 /// writeable gets its smallest id moved to 0, so producers treat that slave as the master.
 fn rewrite_acting_masters(route: &mut TopicRouteData) {
-    let needs =
-        |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
+    let needs = |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
     if !route.broker_datas.iter().any(needs) {
         return;
     }
-    for group in route
-        .broker_datas
-        .iter_mut()
-        .filter(|g| needs(g) && g.enable_acting_master)
-    {
+    for group in route.broker_datas.iter_mut().filter(|g| needs(g) && g.enable_acting_master) {
         // Java takes the first QueueData of the group's name, then `break`s.
-        let Some(queue_data) = route
-            .queue_datas
-            .iter()
-            .find(|q| q.broker_name == group.broker_name)
-        else {
+        let Some(queue_data) = route.queue_datas.iter().find(|q| q.broker_name == group.broker_name) else {
             continue;
         };
         if !perm::is_writeable(queue_data.perm) {

@@ -2,8 +2,7 @@
 
 use super::{NamesrvConfig, RouteInfoManager};
 use crate::rocketmq::types::{
-    DataVersion, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper,
-    UnregisterRequest,
+    DataVersion, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, UnregisterRequest,
 };
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
@@ -28,38 +27,22 @@ pub fn ch(n: u64) -> ChannelId {
 
 /// A DataVersion as a broker stamps it: counter `n`, taken at `n` seconds.
 pub fn dv(n: u64) -> DataVersion {
-    DataVersion {
-        state_version: 0,
-        timestamp: SimTime(n * 1000),
-        counter: n,
-    }
+    DataVersion { state_version: 0, timestamp: SimTime(n * 1000), counter: n }
 }
 
 /// RocketMQ's test topics: 8 read and 8 write queues, perm rw.
 pub fn topic(name: &str) -> TopicConfig {
-    TopicConfig {
-        read_queue_nums: 8,
-        write_queue_nums: 8,
-        ..TopicConfig::new(name)
-    }
+    TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(name) }
 }
 
 pub fn body(version: DataVersion, topics: &[&str]) -> Arc<TopicConfigWrapper> {
     let topic_config_table = topics.iter().map(|n| (n.to_string(), topic(n))).collect();
-    Arc::new(TopicConfigWrapper {
-        topic_config_table,
-        data_version: version,
-    })
+    Arc::new(TopicConfigWrapper { topic_config_table, data_version: version })
 }
 
 /// A 5.x broker (it sends `enableActingMaster`, here false) with default timeout and no filter
 /// servers; its HA address is its address with port + 1.
-pub fn broker(
-    name: &str,
-    id: u64,
-    addr: &str,
-    body: &Arc<TopicConfigWrapper>,
-) -> RegisterBrokerRequest {
+pub fn broker(name: &str, id: u64, addr: &str, body: &Arc<TopicConfigWrapper>) -> RegisterBrokerRequest {
     RegisterBrokerRequest {
         cluster_name: CLUSTER.to_string(),
         broker_addr: addr.to_string(),
@@ -76,10 +59,7 @@ pub fn broker(
 
 /// The same broker with `enableSlaveActingMaster` on.
 pub fn acting(req: RegisterBrokerRequest) -> RegisterBrokerRequest {
-    RegisterBrokerRequest {
-        enable_acting_master: Some(true),
-        ..req
-    }
+    RegisterBrokerRequest { enable_acting_master: Some(true), ..req }
 }
 
 pub fn unreg(name: &str, id: u64, addr: &str) -> UnregisterRequest {
@@ -92,13 +72,7 @@ pub fn unreg(name: &str, id: u64, addr: &str) -> UnregisterRequest {
 }
 
 pub fn queue_data(broker_name: &str, perm: u32) -> QueueData {
-    QueueData {
-        broker_name: broker_name.to_string(),
-        read_queue_nums: 8,
-        write_queue_nums: 8,
-        perm,
-        topic_sys_flag: 0,
-    }
+    QueueData { broker_name: broker_name.to_string(), read_queue_nums: 8, write_queue_nums: 8, perm, topic_sys_flag: 0 }
 }
 
 pub fn manager() -> RouteInfoManager {
@@ -111,27 +85,18 @@ pub fn manager_with(config: NamesrvConfig) -> RouteInfoManager {
 
 /// The perm of `broker_name`'s QueueData for `topic`, if any.
 pub fn perm_of(m: &RouteInfoManager, topic: &str, broker_name: &str) -> Option<u32> {
-    m.topic_queue_table()
-        .get(topic)?
-        .get(broker_name)
-        .map(|q| q.perm)
+    m.topic_queue_table().get(topic)?.get(broker_name).map(|q| q.perm)
 }
 
 /// The ids of a group, in order.
 pub fn ids_of(m: &RouteInfoManager, broker_name: &str) -> Vec<u64> {
-    m.broker_addr_table()
-        .get(broker_name)
-        .map(|g| g.broker_addrs.keys().copied().collect())
-        .unwrap_or_default()
+    m.broker_addr_table().get(broker_name).map(|g| g.broker_addrs.keys().copied().collect()).unwrap_or_default()
 }
 
 /// A master (id 0) and a slave (id 1) of `BROKER`, both serving topics T and U.
 pub fn master_and_slave(m: &mut RouteInfoManager, acting_master: bool) {
     let b = body(dv(1), &["T", "U"]);
-    let (mut master, mut slave) = (
-        broker(BROKER, 0, MASTER_ADDR, &b),
-        broker(BROKER, 1, SLAVE_ADDR, &b),
-    );
+    let (mut master, mut slave) = (broker(BROKER, 0, MASTER_ADDR, &b), broker(BROKER, 1, SLAVE_ADDR, &b));
     if acting_master {
         (master, slave) = (acting(master), acting(slave));
     }

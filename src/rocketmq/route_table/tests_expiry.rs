@@ -22,11 +22,7 @@ fn stale_unregister_wipes_a_fresh_re_registration() {
 fn scan_keeps_a_broker_at_exactly_last_plus_timeout() {
     // RocketMQ RouteInfoManager#scanNotActiveBroker: (last + timeoutMillis) < now, strict
     let mut m = manager();
-    m.register_broker(
-        t(0),
-        &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])),
-        ch(1),
-    );
+    m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
     assert!(m.scan_not_active_broker(t(120_000)).is_empty());
 }
 
@@ -34,22 +30,11 @@ fn scan_keeps_a_broker_at_exactly_last_plus_timeout() {
 fn scan_expires_a_broker_one_millisecond_later_with_its_request_and_channel() {
     // RocketMQ RouteInfoManager#scanNotActiveBroker then onChannelDestroy(BrokerAddrInfo)
     let mut m = manager();
-    m.register_broker(
-        t(0),
-        &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])),
-        ch(1),
-    );
+    m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
     let expired = m.scan_not_active_broker(t(120_001));
 
     assert_eq!(expired.len(), 1);
-    assert_eq!(
-        (
-            expired[0].channel,
-            expired[0].last_update,
-            expired[0].timeout
-        ),
-        (ch(1), t(0), ms(120_000))
-    );
+    assert_eq!((expired[0].channel, expired[0].last_update, expired[0].timeout), (ch(1), t(0), ms(120_000)));
     assert_eq!(expired[0].request, Some(unreg(BROKER, 0, MASTER_ADDR)));
 }
 
@@ -64,24 +49,14 @@ fn scan_uses_each_entrys_own_timeout() {
     m.register_broker(t(0), &fast, ch(2));
 
     let expired = m.scan_not_active_broker(t(10_001));
-    assert_eq!(
-        expired
-            .iter()
-            .map(|e| e.addr_info.broker_addr.as_str())
-            .collect::<Vec<_>>(),
-        vec![SLAVE_ADDR]
-    );
+    assert_eq!(expired.iter().map(|e| e.addr_info.broker_addr.as_str()).collect::<Vec<_>>(), vec![SLAVE_ADDR]);
 }
 
 #[test]
 fn scan_removes_nothing_so_the_next_scan_reports_the_broker_again() {
     // RocketMQ RouteInfoManager#scanNotActiveBroker (5.x): submit only; the batch thread removes
     let mut m = manager();
-    m.register_broker(
-        t(0),
-        &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])),
-        ch(1),
-    );
+    m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
     assert_eq!(m.scan_not_active_broker(t(120_001)).len(), 1);
     assert_eq!(m.scan_not_active_broker(t(125_001)).len(), 1);
     assert_eq!(m.broker_live_table().len(), 1);
@@ -95,17 +70,10 @@ fn scan_reports_an_orphan_live_entry_without_a_request_forever() {
     master_and_slave(&mut m, false);
     // The slave's address takes over id 0 without the old master unregistering; the old
     // master's address is displaced from the group but its live entry stays.
-    m.register_broker(
-        t(0),
-        &broker(BROKER, 0, SLAVE_ADDR, &body(dv(2), &["T", "U"])),
-        ch(2),
-    );
+    m.register_broker(t(0), &broker(BROKER, 0, SLAVE_ADDR, &body(dv(2), &["T", "U"])), ch(2));
     let expired = m.scan_not_active_broker(t(500_000));
 
-    let orphan = expired
-        .iter()
-        .find(|e| e.addr_info.broker_addr == MASTER_ADDR)
-        .unwrap();
+    let orphan = expired.iter().find(|e| e.addr_info.broker_addr == MASTER_ADDR).unwrap();
     assert_eq!(orphan.request, None);
     assert!(m.quirks().iter().any(|q| q.contains("orphan")));
 }
@@ -116,10 +84,7 @@ fn channel_destroy_finds_the_broker_by_channel_identity() {
     // (RouteInfoManagerNewTest#onChannelDestroy)
     let mut m = manager();
     master_and_slave(&mut m, false);
-    assert_eq!(
-        m.on_channel_destroy(ch(2)),
-        Some(unreg(BROKER, 1, SLAVE_ADDR))
-    );
+    assert_eq!(m.on_channel_destroy(ch(2)), Some(unreg(BROKER, 1, SLAVE_ADDR)));
     assert_eq!(m.on_channel_destroy(ch(99)), None);
 }
 
@@ -138,10 +103,7 @@ fn setup_unregister_request_requires_a_group_of_the_same_cluster() {
     // RocketMQ RouteInfoManager#setupUnRegisterRequest: brokerData.getCluster() must match
     let mut m = manager();
     master_and_slave(&mut m, false);
-    assert_eq!(
-        m.setup_unregister_request(&BrokerAddrInfo::new("other", MASTER_ADDR)),
-        None
-    );
+    assert_eq!(m.setup_unregister_request(&BrokerAddrInfo::new("other", MASTER_ADDR)), None);
     assert_eq!(
         m.setup_unregister_request(&BrokerAddrInfo::new(CLUSTER, MASTER_ADDR)),
         Some(unreg(BROKER, 0, MASTER_ADDR))

@@ -5,8 +5,7 @@
 use super::test_support::*;
 use super::{NamesrvConfig, RegisterOutcome, RouteInfoManager, TopicPass};
 use crate::rocketmq::types::{
-    BrokerAddrInfo, BrokerData, DataVersion, QueueData, RegisterBrokerRequest, TopicConfigWrapper,
-    UnregisterRequest,
+    BrokerAddrInfo, BrokerData, DataVersion, QueueData, RegisterBrokerRequest, TopicConfigWrapper, UnregisterRequest,
 };
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::ChannelId;
@@ -54,14 +53,7 @@ struct Profile {
 impl Gen {
     fn new(seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let versions = [
-            dv(1),
-            dv(2),
-            DataVersion {
-                state_version: 3,
-                ..dv(1)
-            },
-        ];
+        let versions = [dv(1), dv(2), DataVersion { state_version: 3, ..dv(1) }];
         let bodies = (0..8)
             .map(|_| {
                 let n = rng.gen_range(1..=TOPICS.len());
@@ -72,11 +64,7 @@ impl Gen {
                 body(versions[rng.gen_range(0..versions.len())], &topics)
             })
             .collect();
-        Gen {
-            rng,
-            bodies,
-            last: BTreeMap::new(),
-        }
+        Gen { rng, bodies, last: BTreeMap::new() }
     }
 
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
@@ -94,17 +82,12 @@ impl Gen {
             78..=81 => Op::Wipe(self.pick(&NAMES).into()),
             82..=84 => Op::AddPerm(self.pick(&NAMES).into()),
             85..=92 => {
-                let cluster = self
-                    .rng
-                    .gen_bool(0.5)
-                    .then(|| self.pick(&CLUSTERS).to_string());
+                let cluster = self.rng.gen_bool(0.5).then(|| self.pick(&CLUSTERS).to_string());
                 Op::DeleteTopic(self.pick(&TOPICS).into(), cluster)
             }
             _ => {
                 let names = [NAMES[0], NAMES[1], NAMES[2], "ghost"];
-                let qds = (0..self.rng.gen_range(0..3))
-                    .map(|_| queue_data(self.pick(&names), 6))
-                    .collect();
+                let qds = (0..self.rng.gen_range(0..3)).map(|_| queue_data(self.pick(&names), 6)).collect();
                 Op::RegisterTopic(self.pick(&TOPICS).into(), qds)
             }
         }
@@ -121,24 +104,15 @@ impl Gen {
         };
         let profile = match self.last.get(&key) {
             Some(&p) if self.rng.gen_bool(0.85) => p,
-            Some(&p) if self.rng.gen_bool(0.5) => Profile {
-                body: fresh.body,
-                ..p
-            },
+            Some(&p) if self.rng.gen_bool(0.5) => Profile { body: fresh.body, ..p },
             _ => fresh,
         };
         self.last.insert(key, profile);
-        let mut req = broker(
-            NAMES[profile.name],
-            profile.id,
-            addr,
-            &self.bodies[profile.body],
-        );
+        let mut req = broker(NAMES[profile.name], profile.id, addr, &self.bodies[profile.body]);
         req.cluster_name = cluster.into();
         req.enable_acting_master = [None, Some(false), Some(true)][profile.acting];
         req.heartbeat_timeout_millis = self.rng.gen_bool(0.3).then_some(SimDuration(10_000));
-        req.filter_server_list =
-            [None, None, Some(vec![]), Some(vec!["fs".into()])][self.rng.gen_range(0..4)].clone();
+        req.filter_server_list = [None, None, Some(vec![]), Some(vec!["fs".into()])][self.rng.gen_range(0..4)].clone();
         if self.rng.gen_bool(0.02) {
             req.topic_config_wrapper = None;
         }
@@ -149,18 +123,13 @@ impl Gen {
         let live: Vec<BrokerAddrInfo> = m.broker_live_table().keys().cloned().collect();
         (0..self.rng.gen_range(1..=3))
             .map(|_| {
-                let found = live
-                    .get(self.rng.gen_range(0..live.len().max(1)))
-                    .and_then(|k| m.setup_unregister_request(k));
+                let found =
+                    live.get(self.rng.gen_range(0..live.len().max(1))).and_then(|k| m.setup_unregister_request(k));
                 match found {
                     Some(req) if self.rng.gen_bool(0.8) => req,
                     _ => UnregisterRequest {
                         cluster_name: self.pick(&CLUSTERS).into(),
-                        ..unreg(
-                            self.pick(&NAMES),
-                            self.rng.gen_range(0..3),
-                            self.pick(&ADDRS),
-                        )
+                        ..unreg(self.pick(&NAMES), self.rng.gen_range(0..3), self.pick(&ADDRS))
                     },
                 }
             })
@@ -176,10 +145,7 @@ fn apply(m: &mut RouteInfoManager, op: &Op, now: u64) -> (String, Option<Registe
             let out = m.register_broker(t(now), req, *channel);
             let mut as_if_ran = out.clone();
             if out.topic_pass == TopicPass::Skipped {
-                let topics = req
-                    .topic_config_wrapper
-                    .as_ref()
-                    .map_or(0, |w| w.topic_config_table.len());
+                let topics = req.topic_config_wrapper.as_ref().map_or(0, |w| w.topic_config_table.len());
                 as_if_ran.topic_pass = TopicPass::Ran { topics };
             }
             return (format!("{as_if_ran:?}"), Some(out));
@@ -188,11 +154,7 @@ fn apply(m: &mut RouteInfoManager, op: &Op, now: u64) -> (String, Option<Registe
         Op::Query(c, a, v) => format!("{:?}", m.query_broker_topic_config(t(now), c, a, v)),
         Op::Unregister(batch) => format!("{:?}", m.un_register_broker(batch)),
         Op::ScanAndUnregister => {
-            let batch: Vec<_> = m
-                .scan_not_active_broker(t(now))
-                .into_iter()
-                .filter_map(|e| e.request)
-                .collect();
+            let batch: Vec<_> = m.scan_not_active_broker(t(now)).into_iter().filter_map(|e| e.request).collect();
             format!("{:?}", m.un_register_broker(&batch))
         }
         Op::ChannelDestroy(channel) => match m.on_channel_destroy(*channel) {
@@ -220,17 +182,10 @@ struct Visible {
 }
 
 fn visible(m: &RouteInfoManager) -> Visible {
-    let live = m.broker_live_table().iter().map(|(k, l)| {
-        (
-            k.clone(),
-            (
-                l.heartbeat_timeout_millis,
-                l.data_version,
-                l.channel,
-                l.ha_server_addr.clone(),
-            ),
-        )
-    });
+    let live = m
+        .broker_live_table()
+        .iter()
+        .map(|(k, l)| (k.clone(), (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
     Visible {
         topics: m.topic_queue_table().clone(),
         groups: m.broker_addr_table().clone(),
@@ -256,10 +211,7 @@ fn topic_memo_skip_matches_the_full_java_loop_on_random_histories() {
     for seed in 0..48 {
         let mut gen = Gen::new(seed);
         let config = random_config(&mut gen.rng);
-        let (mut fast, mut full) = (
-            RouteInfoManager::new(config.clone()),
-            RouteInfoManager::new(config),
-        );
+        let (mut fast, mut full) = (RouteInfoManager::new(config.clone()), RouteInfoManager::new(config));
         full.disable_topic_memo();
         let mut now = 0;
         for step in 0..400 {
@@ -267,38 +219,25 @@ fn topic_memo_skip_matches_the_full_java_loop_on_random_histories() {
             let op = gen.op(&fast);
             let steady = match &op {
                 Op::Register(req, _) => req.topic_config_wrapper.as_ref().is_some_and(|w| {
-                    !fast.is_broker_topic_config_changed(
-                        &req.cluster_name,
-                        &req.broker_addr,
-                        &w.data_version,
-                    )
+                    !fast.is_broker_topic_config_changed(&req.cluster_name, &req.broker_addr, &w.data_version)
                 }),
                 _ => false,
             };
-            let ((said_fast, out), (said_full, _)) =
-                (apply(&mut fast, &op, now), apply(&mut full, &op, now));
+            let ((said_fast, out), (said_full, _)) = (apply(&mut fast, &op, now), apply(&mut full, &op, now));
             if let Some(out) = out {
                 skips += usize::from(out.topic_pass == TopicPass::Skipped);
-                restores +=
-                    usize::from(steady && !out.register_first && !out.topics_updated.is_empty());
+                restores += usize::from(steady && !out.register_first && !out.topics_updated.is_empty());
             }
             let context = format!("re-run with seed {seed}: step {step} {op:?}");
             assert_eq!(said_fast, said_full, "outcomes differ; {context}");
             assert_eq!(visible(&fast), visible(&full), "tables differ; {context}");
-            assert_eq!(
-                fast.broker_live_table(),
-                full.broker_live_table(),
-                "timestamps differ; {context}"
-            );
+            assert_eq!(fast.broker_live_table(), full.broker_live_table(), "timestamps differ; {context}");
             assert_eq!(fast.check_consistency(), Vec::<String>::new(), "{context}");
         }
     }
     // The test means something only if both the shortcut and its refusals were exercised.
     assert!(skips > 500, "only {skips} skipped registrations");
-    assert!(
-        restores > 20,
-        "only {restores} steady registrations that had to re-create QueueData"
-    );
+    assert!(restores > 20, "only {restores} steady registrations that had to re-create QueueData");
 }
 
 #[test]
@@ -314,11 +253,7 @@ fn revision_moves_exactly_when_an_observer_visible_field_changes() {
             let (before, revision) = (visible(&m), m.revision());
             apply(&mut m, &op, now);
             let changed = visible(&m) != before;
-            assert_eq!(
-                m.revision() != revision,
-                changed,
-                "re-run with seed {seed}: step {step} {op:?}"
-            );
+            assert_eq!(m.revision() != revision, changed, "re-run with seed {seed}: step {step} {op:?}");
         }
     }
 }

@@ -1,9 +1,7 @@
 //! Taking brokers out: the batch `unRegisterBroker` (reference §2.3), the expiry scan that only
 //! *decides* (§2.4), and turning a live entry or a closed channel into a request (§2.5).
 
-use super::outcome::{
-    CleanupAbort, ExpiredBroker, MinBrokerIdChange, UnregisterReport, UnregisterStep,
-};
+use super::outcome::{CleanupAbort, ExpiredBroker, MinBrokerIdChange, UnregisterReport, UnregisterStep};
 use super::{no_master_exists, RouteInfoManager};
 use crate::rocketmq::types::{perm, BrokerAddrInfo, UnregisterRequest};
 use crate::sim::clock::SimTime;
@@ -73,12 +71,7 @@ impl RouteInfoManager {
 
     /// Steps 3–4: remove the address from its group — by *address*, whatever id it holds
     /// (#5374/#5375; 4.x removed by id and could delete a newly promoted master).
-    fn remove_address(
-        &mut self,
-        req: &UnregisterRequest,
-        step: &mut UnregisterStep,
-        sets: &mut BatchSets,
-    ) {
+    fn remove_address(&mut self, req: &UnregisterRequest, step: &mut UnregisterStep, sets: &mut BatchSets) {
         let Some(group) = self.broker_addr_table.get_mut(&req.broker_name) else {
             return;
         };
@@ -101,8 +94,7 @@ impl RouteInfoManager {
             self.broker_addr_table.remove(&req.broker_name);
             step.broker_name_removed = true;
         } else if step.min_broker_id_changed {
-            sets.notify
-                .insert(req.broker_name.clone(), req.broker_addr.clone());
+            sets.notify.insert(req.broker_name.clone(), req.broker_addr.clone());
             step.notify_queued = true;
         }
         if !step.addrs_removed.is_empty() || step.broker_name_removed {
@@ -142,9 +134,7 @@ impl RouteInfoManager {
                 if by_broker.remove(name).is_some() {
                     memo.note_removal(name);
                     *revision += 1;
-                    report
-                        .queue_data_removed
-                        .push((topic.clone(), name.clone()));
+                    report.queue_data_removed.push((topic.clone(), name.clone()));
                 }
             }
             if by_broker.is_empty() {
@@ -156,10 +146,7 @@ impl RouteInfoManager {
                     continue;
                 };
                 let Some(group) = groups.get(name) else {
-                    report.aborted = Some(CleanupAbort {
-                        topic: topic.clone(),
-                        broker_name: name.clone(),
-                    });
+                    report.aborted = Some(CleanupAbort { topic: topic.clone(), broker_name: name.clone() });
                     return true;
                 };
                 if group.enable_acting_master && no_master_exists(Some(group)) {
@@ -180,10 +167,7 @@ impl RouteInfoManager {
         notify
             .iter()
             .filter_map(|(name, offline)| {
-                let group = self
-                    .broker_addr_table
-                    .get(name)
-                    .filter(|g| g.enable_acting_master)?;
+                let group = self.broker_addr_table.get(name).filter(|g| g.enable_acting_master)?;
                 MinBrokerIdChange::for_group(name, &group.broker_addrs, Some(offline.clone()), None)
             })
             .collect()
@@ -213,10 +197,7 @@ impl RouteInfoManager {
     /// so closing the old one finds nothing. (If two entries share a channel, the first in
     /// sorted order wins; Java takes the first in hash order.)
     pub fn on_channel_destroy(&self, channel: ChannelId) -> Option<UnregisterRequest> {
-        let (key, _) = self
-            .broker_live_table
-            .iter()
-            .find(|(_, live)| live.channel == channel)?;
+        let (key, _) = self.broker_live_table.iter().find(|(_, live)| live.channel == channel)?;
         self.setup_unregister_request(key)
     }
 
@@ -224,20 +205,14 @@ impl RouteInfoManager {
     /// address supplies the broker name and id. `None` when no group lists it — an orphan
     /// entry, which Java never unregisters.
     pub fn setup_unregister_request(&self, info: &BrokerAddrInfo) -> Option<UnregisterRequest> {
-        self.broker_addr_table
-            .values()
-            .filter(|group| group.cluster == info.cluster_name)
-            .find_map(|group| {
-                let (&id, _) = group
-                    .broker_addrs
-                    .iter()
-                    .find(|(_, addr)| **addr == info.broker_addr)?;
-                Some(UnregisterRequest {
-                    broker_name: group.broker_name.clone(),
-                    broker_addr: info.broker_addr.clone(),
-                    cluster_name: info.cluster_name.clone(),
-                    broker_id: id,
-                })
+        self.broker_addr_table.values().filter(|group| group.cluster == info.cluster_name).find_map(|group| {
+            let (&id, _) = group.broker_addrs.iter().find(|(_, addr)| **addr == info.broker_addr)?;
+            Some(UnregisterRequest {
+                broker_name: group.broker_name.clone(),
+                broker_addr: info.broker_addr.clone(),
+                cluster_name: info.cluster_name.clone(),
+                broker_id: id,
             })
+        })
     }
 }

@@ -1,0 +1,288 @@
+//! The director actor: starts the scenario's processes and applies its timeline.
+//!
+//! It plays the part of the operator and of the world around the cluster: it starts each
+//! process at its start time, and at each fault's time kills, hangs, resumes, partitions or
+//! restarts, or runs an `mqadmin` command. Processes are built fresh on every (re)start — a
+//! restarted name server has empty tables until brokers register again (#9411).
+
+use crate::actors::batcher::Batcher;
+use crate::actors::broker::{Broker, ChangeTopics, SetBrokerId, SetPermission, Shutdown};
+use crate::actors::env::{Env, Stop};
+use crate::actors::namesrv::{Admin, RouteTable};
+use crate::actors::network::{Net, Stop as ProcStop};
+use crate::actors::route_client::RouteClient;
+use crate::actors::scanner::Scanner;
+use crate::rocketmq::broker::{BrokerCore, TopicChange};
+use crate::rocketmq::client::RouteClientCore;
+use crate::rocketmq::route_table::RouteInfoManager;
+use crate::sim::clock::SimTime;
+use crate::sim::ids::NodeId;
+use crate::sim::notes::{FaultNote, What};
+use crate::sim::observe::Obs;
+use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// What is running for each process, to stop it or send it operator commands.
+enum Running {
+    Namesrv(Addr<RouteTable>),
+    Broker(Addr<Broker>),
+    Client(Addr<RouteClient>),
+}
+
+pub struct Director {
+    env: Env,
+    scenario: Scenario,
+    nodes: BTreeMap<String, NodeId>,
+    running: BTreeMap<String, Running>,
+}
+
+impl Director {
+    /// Registers every process with the network (ids in scenario order) and the director's own
+    /// timer-only process.
+    pub fn new(net: Net, obs: Obs, scenario: Scenario) -> Self {
+        let node = net.add_node("director");
+        net.start_process(node, None);
+        let names = scenario
+            .namesrvs
+            .iter()
+            .map(|n| &n.name)
+            .chain(scenario.brokers.iter().map(|b| &b.name))
+            .chain(scenario.clients.iter().map(|c| &c.name));
+        let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
+        let env = Env { net, obs, node, label: Arc::from("fault") };
+        Director { env, scenario, nodes, running: BTreeMap::new() }
+    }
+
+    fn env_for(&self, name: &str) -> Env {
+        Env { node: self.nodes[name], label: Arc::from(name), ..self.env.clone() }
+    }
+
+    fn start(&mut self, name: &str) {
+        if let Some(spec) = self.scenario.namesrvs.iter().find(|n| n.name == name).cloned() {
+            self.start_namesrv(&spec);
+        } else if let Some(spec) = self.scenario.brokers.iter().find(|b| b.name == name).cloned() {
+            self.start_broker(&spec);
+        } else if let Some(spec) = self.scenario.clients.iter().find(|c| c.name == name).cloned() {
+            self.start_client(&spec);
+        }
+    }
+
+    fn start_namesrv(&mut self, spec: &NamesrvSpec) {
+        let env = self.env_for(&spec.name);
+        let table = Rc::new(RefCell::new(RouteInfoManager::new(spec.table.clone())));
+        self.env.obs.world.set_namesrv(&spec.name, Some(table.clone()));
+        let batcher_ctx = Context::<Batcher>::new();
+        let table_ctx = Context::<RouteTable>::new();
+        let (batcher, route_table) = (batcher_ctx.address(), table_ctx.address());
+        // The process must be up before any of its actors sets a timer.
+        self.env.net.start_process(env.node, Some(route_table.clone().recipient()));
+        if let Some(idle) = spec.idle_close {
+            self.env.net.set_idle_timeout(env.node, idle);
+        }
+        let scanner = Scanner::new(
+            env.part("scanner"),
+            table.clone(),
+            batcher.clone(),
+            spec.scan_interval,
+            spec.scan_initial_delay,
+        )
+        .start();
+        table_ctx.run(RouteTable::new(env.clone(), table, batcher, scanner));
+        batcher_ctx.run(Batcher::new(
+            env.part("batcher"),
+            spec.queue_capacity,
+            spec.unregister_delay,
+            route_table.clone(),
+        ));
+        self.running.insert(spec.name.clone(), Running::Namesrv(route_table));
+    }
+
+    fn start_broker(&mut self, spec: &BrokerSpec) {
+        let env = self.env_for(&spec.name);
+        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), env.now());
+        let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
+        let ctx = Context::<Broker>::new();
+        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let addr = ctx.run(Broker::new(env, core, namesrvs));
+        self.running.insert(spec.name.clone(), Running::Broker(addr));
+    }
+
+    fn start_client(&mut self, spec: &ClientSpec) {
+        let env = self.env_for(&spec.name);
+        // NettyRemotingClient's namesrvIndex starts at a random value below 999.
+        let start_index = env.net.with_rng(|r| r.index(999));
+        let core = Rc::new(RefCell::new(RouteClientCore::new(spec.namesrvs.clone(), start_index)));
+        self.env.obs.world.set_client(&spec.name, Some(core.clone()));
+        let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
+        let ctx = Context::<RouteClient>::new();
+        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let actor = RouteClient::new(env, core, namesrvs, spec.topics.clone(), spec.poll_interval, spec.timeout);
+        self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor)));
+    }
+
+    /// The process is gone: stop its actors and hide its state from observers.
+    fn stopped(&mut self, name: &str, how: ProcStop) {
+        self.env.net.stop_process(self.nodes[name], how);
+        match self.running.remove(name) {
+            Some(Running::Namesrv(a)) => {
+                a.do_send(Stop);
+                self.env.obs.world.set_namesrv(name, None);
+            }
+            Some(Running::Broker(a)) => a.do_send(Stop),
+            Some(Running::Client(a)) => {
+                a.do_send(Stop);
+                self.env.obs.world.set_client(name, None);
+            }
+            None => {}
+        }
+    }
+
+    fn broker(&self, name: &str) -> Option<&Addr<Broker>> {
+        match self.running.get(name) {
+            Some(Running::Broker(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    fn admin(&self, namesrvs: &[String], cmd: impl Fn() -> Admin) {
+        for ns in namesrvs {
+            if let Some(Running::Namesrv(a)) = self.running.get(ns) {
+                a.do_send(cmd());
+            }
+        }
+    }
+
+    fn apply(&mut self, event: &TimedEvent) {
+        let description = crate::sim::scenario::describe(&event.action);
+        self.env.record(What::Fault(FaultNote::Applied { name: event.name.clone(), action: description }));
+        let net = self.env.net.clone();
+        let node = |n: &String| self.nodes[n];
+        match &event.action {
+            Action::Crash(p) => self.stopped(p, ProcStop::Kill),
+            Action::HostDown(p) => self.stopped(p, ProcStop::HostDown),
+            Action::Hang(p) => net.hang(node(p)),
+            Action::Resume(p) => net.resume(node(p)),
+            Action::Shutdown(p) => match self.broker(p) {
+                // A broker's shutdown hook unregisters first; it exits when done.
+                Some(b) => b.do_send(Shutdown),
+                None => self.stopped(p, ProcStop::Exit),
+            },
+            Action::Restart(p) => self.start(p),
+            Action::Partition(groups) => {
+                let groups: Vec<BTreeSet<NodeId>> = groups.iter().map(|g| g.iter().map(node).collect()).collect();
+                net.with_rules(|r| r.partition(&event.name, groups));
+            }
+            Action::Block { from, to } => net.with_rules(|r| r.block(&event.name, node(from), node(to))),
+            Action::Heal(target) => {
+                net.with_rules(|r| r.heal(target.as_deref()));
+            }
+            Action::Loss { from, to, rate, both_ways } => {
+                let (a, b) = (node(from), node(to));
+                net.with_rules(|r| {
+                    r.set_params(a, b, |p| p.loss = *rate);
+                    if *both_ways {
+                        r.set_params(b, a, |p| p.loss = *rate);
+                    }
+                });
+            }
+            Action::Latency { from, to, base, jitter, both_ways } => {
+                let (a, b) = (node(from), node(to));
+                net.with_rules(|r| {
+                    r.set_params(a, b, |p| (p.latency, p.jitter) = (*base, *jitter));
+                    if *both_ways {
+                        r.set_params(b, a, |p| (p.latency, p.jitter) = (*base, *jitter));
+                    }
+                });
+            }
+            Action::WipeWritePerm { namesrvs, broker_name } => {
+                self.admin(namesrvs, || Admin::WipeWritePerm(broker_name.clone()))
+            }
+            Action::AddWritePerm { namesrvs, broker_name } => {
+                self.admin(namesrvs, || Admin::AddWritePerm(broker_name.clone()))
+            }
+            Action::DeleteTopic { namesrvs, topic, cluster } => {
+                self.admin(namesrvs, || Admin::DeleteTopic { topic: topic.clone(), cluster: cluster.clone() })
+            }
+            Action::Topic { broker, change } => {
+                self.remember(broker, |spec| match change {
+                    TopicChange::Upsert(t) => {
+                        spec.topics.retain(|x| x.topic_name != t.topic_name);
+                        spec.topics.push(t.clone());
+                    }
+                    TopicChange::Delete(name) => spec.topics.retain(|x| &x.topic_name != name),
+                });
+                if let Some(b) = self.broker(broker) {
+                    b.do_send(ChangeTopics(change.clone()));
+                }
+            }
+            Action::SetBrokerId { broker, id } => {
+                self.remember(broker, |spec| spec.config.broker_id = *id);
+                if let Some(b) = self.broker(broker) {
+                    b.do_send(SetBrokerId(*id));
+                }
+            }
+            Action::BrokerPermission { broker, perm } => {
+                self.remember(broker, |spec| spec.config.permission = *perm);
+                if let Some(b) = self.broker(broker) {
+                    b.do_send(SetPermission(*perm));
+                }
+            }
+        }
+    }
+
+    /// Brokers persist topics and config: a restart comes back with the changes.
+    fn remember(&mut self, broker: &str, edit: impl FnOnce(&mut BrokerSpec)) {
+        if let Some(spec) = self.scenario.brokers.iter_mut().find(|b| b.name == broker) {
+            edit(spec);
+        }
+    }
+}
+
+impl Actor for Director {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let starts: Vec<(String, SimTime)> = self
+            .scenario
+            .namesrvs
+            .iter()
+            .map(|n| (n.name.clone(), n.start))
+            .chain(self.scenario.brokers.iter().map(|b| (b.name.clone(), b.start)))
+            .chain(self.scenario.clients.iter().map(|c| (c.name.clone(), c.start)))
+            .collect();
+        for (name, at) in starts {
+            self.env.after(at.since(SimTime::ZERO), &ctx.address(), StartProcess(name));
+        }
+        for i in 0..self.scenario.timeline.len() {
+            let at = self.scenario.timeline[i].at;
+            self.env.after(at.since(SimTime::ZERO), &ctx.address(), ApplyEvent(i));
+        }
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StartProcess(String);
+
+impl Handler<StartProcess> for Director {
+    type Result = ();
+    fn handle(&mut self, StartProcess(name): StartProcess, _: &mut Context<Self>) {
+        self.start(&name);
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct ApplyEvent(usize);
+
+impl Handler<ApplyEvent> for Director {
+    type Result = ();
+    fn handle(&mut self, ApplyEvent(i): ApplyEvent, _: &mut Context<Self>) {
+        let event = self.scenario.timeline[i].clone();
+        self.apply(&event);
+    }
+}

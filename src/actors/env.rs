@@ -1,0 +1,75 @@
+//! What every actor holds: the network handle, the observer, its process and its trace label.
+//!
+//! Not an actor itself — the few lines every actor would otherwise repeat: reading virtual time,
+//! recording a trace event, sending a packet, and setting a timer that comes back as a message.
+
+use crate::actors::network::{Net, TimerId};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::notes::What;
+use crate::sim::observe::Obs;
+use crate::sim::packet::{Body, MsgId};
+use actix::prelude::*;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct Env {
+    pub net: Net,
+    pub obs: Obs,
+    /// The process this actor belongs to; its timers die with it.
+    pub node: NodeId,
+    /// The actor's name in the trace: `a0`, `ns1`, `ns1/scanner`, ...
+    pub label: Arc<str>,
+}
+
+impl Env {
+    /// The same process, another actor in it (`ns1` → `ns1/scanner`).
+    pub fn part(&self, suffix: &str) -> Env {
+        Env { label: Arc::from(format!("{}/{suffix}", self.label)), ..self.clone() }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.net.now()
+    }
+
+    pub fn record(&self, what: impl Into<What>) {
+        self.obs.record(self.now(), &self.label, what.into());
+    }
+
+    pub fn send(&self, to: NodeId, body: Body) -> MsgId {
+        self.net.send(self.node, to, body)
+    }
+
+    pub fn send_on(&self, channel: ChannelId, body: Body) -> MsgId {
+        self.net.send_on(self.node, channel, body)
+    }
+
+    /// Delivers `msg` to `addr` after `delay` of virtual time (the agenda's timer, not tokio's).
+    pub fn after<A, M>(&self, delay: SimDuration, addr: &Addr<A>, msg: M) -> TimerId
+    where
+        A: Actor<Context = Context<A>> + Handler<M>,
+        M: Message<Result = ()> + Send + 'static,
+    {
+        let addr = addr.clone();
+        self.net.after(self.node, delay, move || addr.do_send(msg))
+    }
+
+    /// When a fixed-rate task scheduled for `scheduled` runs next: `scheduled + period`, or now
+    /// if that has passed (Java's `scheduleAtFixedRate` catches up after a stall, one run at a
+    /// time).
+    pub fn fixed_rate_delay(&self, scheduled: SimTime, period: SimDuration) -> (SimTime, SimDuration) {
+        let next = scheduled + period;
+        (next, next.since(self.now()))
+    }
+}
+
+impl From<crate::rocketmq::notes::RmqNote> for What {
+    fn from(n: crate::rocketmq::notes::RmqNote) -> Self {
+        What::Rmq(n)
+    }
+}
+
+/// Stops an actor (its process died or exited).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Stop;

@@ -1,0 +1,184 @@
+//! The name server's route-table actor: the `DefaultRequestProcessor` and
+//! `BrokerHousekeepingService` in front of `RouteInfoManager`.
+//!
+//! It is the name server's network endpoint. Registrations, heartbeats and route queries are
+//! applied to the table at once; unregistrations — requested, or caused by a closed channel —
+//! only go into the batcher's queue, exactly as in RocketMQ 5.x, and come back later as one
+//! batch. That two-phase removal is what lets a fresh registration be wiped (#11043).
+
+use crate::actors::batcher::{Batcher, Submit};
+use crate::actors::env::{Env, Stop};
+use crate::actors::scanner::Scanner;
+use crate::rocketmq::notes::{RmqNote, UnregisterSource};
+use crate::rocketmq::route_table::{RouteInfoManager, UnregisterReport};
+use crate::rocketmq::types::{RegisterBrokerRequest, UnregisterRequest};
+use crate::rocketmq::wire::RmqMsg;
+use crate::sim::ids::ChannelId;
+use crate::sim::packet::{Body, Notice, Packet};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub struct RouteTable {
+    env: Env,
+    table: Rc<RefCell<RouteInfoManager>>,
+    batcher: Addr<Batcher>,
+    scanner: Addr<Scanner>,
+}
+
+impl RouteTable {
+    pub fn new(env: Env, table: Rc<RefCell<RouteInfoManager>>, batcher: Addr<Batcher>, scanner: Addr<Scanner>) -> Self {
+        RouteTable { env, table, batcher, scanner }
+    }
+
+    fn register(&mut self, p: &Packet, req: &RegisterBrokerRequest) {
+        let now = self.env.now();
+        let out = self.table.borrow_mut().register_broker(now, req, p.channel);
+        let broker = format!("{}[{}]@{}", req.broker_name, req.broker_id, req.broker_addr);
+        if out.result.is_none() {
+            let reason = "single-topic registration for an unknown broker id (#4522 guard): SYSTEM_ERROR";
+            self.env.record(RmqNote::RegisterRefused { broker: broker.clone(), reason });
+        } else if out.conflict {
+            let reason = "an older address with a newer state version is live: ignored";
+            self.env.record(RmqNote::RegisterRefused { broker: broker.clone(), reason });
+        } else {
+            let timeout =
+                req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
+            self.env.record(RmqNote::Registered {
+                broker,
+                channel: p.channel,
+                first: out.register_first,
+                topics_updated: out.topics_updated.len(),
+                timeout,
+            });
+        }
+        if let Some(change) = out.min_broker_id_changed {
+            self.env.record(RmqNote::MinBrokerIdChanged {
+                broker_name: change.broker_name,
+                min_id: change.min_broker_id,
+                min_addr: change.min_broker_addr,
+                notify: change.notify_addrs,
+            });
+        }
+        let reply = RmqMsg::RegisterBrokerReply { reply_to: p.id, ok: out.result.is_some() };
+        self.env.send_on(p.channel, Body::Rmq(reply));
+    }
+
+    /// `BrokerHousekeepingService.onChannelClose/onChannelIdle` → `onChannelDestroy(channel)`:
+    /// find the live entry holding this exact channel and queue its unregistration.
+    fn channel_destroyed(&mut self, channel: ChannelId) {
+        let request = self.table.borrow().on_channel_destroy(channel);
+        match request {
+            Some(request) => self.submit(request, UnregisterSource::ChannelClosed),
+            None => self.env.record(RmqNote::ChannelEventIgnored { channel }),
+        }
+    }
+
+    fn submit(&self, request: UnregisterRequest, source: UnregisterSource) {
+        let broker = request.to_string();
+        self.env.record(RmqNote::UnregisterQueued { broker, source, queued: true });
+        self.batcher.do_send(Submit(request));
+    }
+}
+
+impl Actor for RouteTable {
+    type Context = Context<Self>;
+}
+
+impl Handler<Packet> for RouteTable {
+    type Result = ();
+    fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
+        match &p.body {
+            Body::Rmq(RmqMsg::RegisterBroker(req)) => self.register(&p, req),
+            Body::Rmq(RmqMsg::QueryDataVersion { cluster, addr, broker_name, broker_id, data_version }) => {
+                let now = self.env.now();
+                let out = self.table.borrow_mut().query_broker_topic_config(now, cluster, addr, data_version);
+                let broker = format!("{broker_name}[{broker_id}]@{addr}");
+                if out.refreshed {
+                    self.env.record(RmqNote::HeartbeatRefreshed { broker });
+                } else {
+                    self.env.record(RmqNote::HeartbeatIgnored { broker });
+                }
+            }
+            Body::Rmq(RmqMsg::UnregisterBroker { request }) => {
+                // DefaultRequestProcessor#unregisterBroker only queues, then answers SUCCESS.
+                self.submit(request.clone(), UnregisterSource::Request);
+                let reply = RmqMsg::UnregisterBrokerReply { reply_to: p.id, ok: true };
+                self.env.send_on(p.channel, Body::Rmq(reply));
+            }
+            Body::Rmq(RmqMsg::GetRouteInfo { topic }) => {
+                let route = self.table.borrow().pickup_topic_route_data(topic);
+                self.env.record(RmqNote::RouteServed { topic: topic.clone(), found: route.is_some() });
+                let reply = RmqMsg::RouteInfo { reply_to: p.id, topic: topic.clone(), route };
+                self.env.send_on(p.channel, Body::Rmq(reply));
+            }
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => self.channel_destroyed(*channel),
+            _ => {}
+        }
+    }
+}
+
+/// A batch from the batcher: `unRegisterBroker(Set)` under one write lock.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ApplyBatch(pub Vec<UnregisterRequest>);
+
+impl Handler<ApplyBatch> for RouteTable {
+    type Result = ();
+    fn handle(&mut self, ApplyBatch(batch): ApplyBatch, _: &mut Context<Self>) {
+        let report = self.table.borrow_mut().un_register_broker(&batch);
+        self.env.record(RmqNote::BatchApplied { size: batch.len(), summary: summarize(&report) });
+        for change in &report.notifications {
+            self.env.record(RmqNote::MinBrokerIdChanged {
+                broker_name: change.broker_name.clone(),
+                min_id: change.min_broker_id,
+                min_addr: change.min_broker_addr.clone(),
+                notify: change.notify_addrs.clone(),
+            });
+        }
+    }
+}
+
+/// One line for the timeline: what the six steps did.
+fn summarize(r: &UnregisterReport) -> String {
+    r.explain().join("; ")
+}
+
+/// Operator actions through `mqadmin` (they arrive from the director, not over the network).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub enum Admin {
+    WipeWritePerm(String),
+    AddWritePerm(String),
+    DeleteTopic { topic: String, cluster: Option<String> },
+}
+
+impl Handler<Admin> for RouteTable {
+    type Result = ();
+    fn handle(&mut self, msg: Admin, _: &mut Context<Self>) {
+        let note = match msg {
+            Admin::WipeWritePerm(broker_name) => {
+                let topics = self.table.borrow_mut().wipe_write_perm_of_broker(&broker_name);
+                RmqNote::WritePermWiped { broker_name, topics }
+            }
+            Admin::AddWritePerm(broker_name) => {
+                let topics = self.table.borrow_mut().add_write_perm_of_broker(&broker_name);
+                RmqNote::WritePermAdded { broker_name, topics }
+            }
+            Admin::DeleteTopic { topic, cluster } => {
+                let removed = self.table.borrow_mut().delete_topic(&topic, cluster.as_deref());
+                RmqNote::TopicDeleted { topic, cluster, removed }
+            }
+        };
+        self.env.record(note);
+    }
+}
+
+impl Handler<Stop> for RouteTable {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        self.batcher.do_send(Stop);
+        self.scanner.do_send(Stop);
+        ctx.stop();
+    }
+}

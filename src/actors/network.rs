@@ -1,0 +1,489 @@
+//! The network actor: the one place virtual time advances.
+//!
+//! Every timer an actor sets and every packet in flight is an entry in one agenda, and this actor
+//! is the only task that sleeps on tokio's paused clock — until the earliest entry. Because tokio
+//! moves a paused clock only when every task is idle, waking at instant `t` proves that all work
+//! of earlier instants is finished; that is where `at` expectations look at the state. The
+//! driver's step, in order:
+//!
+//! 1. sleep until the earliest entry (an earlier insert wakes it to re-arm);
+//! 2. let the observer check the state left by every earlier instant;
+//! 3. pop every entry due now, in insertion order, and deliver it: a packet goes to its
+//!    endpoint's mailbox (or is parked, reset or discarded), a timer runs its closure.
+//!
+//! Actors hand packets and timers to the network synchronously through [`Net`] — like writing to
+//! a socket buffer — and receive them as actix messages.
+
+use crate::sim::agenda::Agenda;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::network::{Arrival, LinkRules, NetCore, ProcState, SendOutcome};
+use crate::sim::notes::{DropReason, NetNote, RunNote, What};
+use crate::sim::observe::Obs;
+use crate::sim::packet::{Body, CloseKind, MsgId, Notice, Packet};
+use crate::sim::rng::SimRng;
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Packets reach their endpoint as actix messages.
+impl Message for Packet {
+    type Result = ();
+}
+
+/// A timer handle, for cancelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimerId(u64);
+
+enum Due {
+    Deliver(Packet),
+    Notice { to: NodeId, epoch: u32, notice: Notice },
+    Timer { owner: NodeId, epoch: u32, id: u64, fire: Box<dyn FnOnce()> },
+    IdleCheck { channel: ChannelId, server: NodeId },
+}
+
+/// How a process stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `kill -9` on a live host: the kernel closes its sockets, peers get FINs.
+    Kill,
+    /// Host crash or power-off: nothing is closed, peers keep half-open channels.
+    HostDown,
+    /// The process closed everything itself (graceful shutdown) and exits.
+    Exit,
+}
+
+struct Kernel {
+    core: NetCore,
+    agenda: Agenda<Due>,
+    rng: SimRng,
+    endpoints: Vec<Option<Recipient<Packet>>>,
+    parked: BTreeMap<NodeId, Vec<Due>>,
+    idle_timeout: BTreeMap<NodeId, SimDuration>,
+    cancelled: BTreeSet<u64>,
+    next_msg: MsgId,
+    next_timer: u64,
+    origin: Instant,
+    /// The instant the driver sleeps until, if it sleeps.
+    armed: Option<SimTime>,
+    notify: Rc<Notify>,
+    obs: Obs,
+    net_actor: Arc<str>,
+}
+
+/// The handle every actor holds. Cheap to clone; single-threaded by design.
+#[derive(Clone)]
+pub struct Net(Rc<RefCell<Kernel>>);
+
+impl Net {
+    pub fn new(rules: LinkRules, connect_timeout: SimDuration, seed: u64, obs: Obs) -> Self {
+        Net(Rc::new(RefCell::new(Kernel {
+            core: NetCore::new(rules, connect_timeout),
+            agenda: Agenda::default(),
+            rng: SimRng::new(seed),
+            endpoints: Vec::new(),
+            parked: BTreeMap::new(),
+            idle_timeout: BTreeMap::new(),
+            cancelled: BTreeSet::new(),
+            next_msg: 0,
+            next_timer: 0,
+            origin: Instant::now(),
+            armed: None,
+            notify: Rc::new(Notify::new()),
+            obs,
+            net_actor: Arc::from("net"),
+        })))
+    }
+
+    /// Virtual now: milliseconds of (paused) tokio time since the run began.
+    pub fn now(&self) -> SimTime {
+        let origin = self.0.borrow().origin;
+        SimTime((Instant::now() - origin).as_millis() as u64)
+    }
+
+    pub fn add_node(&self, name: &str) -> NodeId {
+        let mut k = self.0.borrow_mut();
+        k.endpoints.push(None);
+        k.core.add_node(name)
+    }
+
+    pub fn name(&self, node: NodeId) -> String {
+        self.0.borrow().core.name(node).to_string()
+    }
+
+    pub fn state(&self, node: NodeId) -> ProcState {
+        self.0.borrow().core.proc(node).state
+    }
+
+    /// Draws from the run's one RNG.
+    pub fn with_rng<R>(&self, f: impl FnOnce(&mut SimRng) -> R) -> R {
+        f(&mut self.0.borrow_mut().rng)
+    }
+
+    /// Edits the link rules (partitions, blocks, loss, latency).
+    pub fn with_rules<R>(&self, f: impl FnOnce(&mut LinkRules) -> R) -> R {
+        f(&mut self.0.borrow_mut().core.rules)
+    }
+
+    /// A server that closes channels idle for `timeout` (Netty's `IdleStateHandler` ALL_IDLE).
+    pub fn set_idle_timeout(&self, server: NodeId, timeout: SimDuration) {
+        self.0.borrow_mut().idle_timeout.insert(server, timeout);
+    }
+
+    /// Starts (or restarts) `node`; `endpoint` receives its packets (`None` for a process that
+    /// only keeps timers, like the director).
+    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packet>>) {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        k.core.start(node);
+        k.endpoints[node.0 as usize] = endpoint;
+        k.parked.remove(&node);
+        if k.endpoints[node.0 as usize].is_some() {
+            let name = k.core.name(node).to_string();
+            let actor = k.net_actor.clone();
+            k.obs.record(now, &actor, What::Run(RunNote::ProcessStarted { node: name }));
+        }
+    }
+
+    /// Stops `node`. Its timers and buffered input die with it.
+    pub fn stop_process(&self, node: NodeId, how: Stop) {
+        let now = self.now();
+        let channels = self.0.borrow().core.open_channels_of(node);
+        if how != Stop::HostDown {
+            // The OS closes whatever sockets the process still holds.
+            let reason = if how == Stop::Kill { "process killed" } else { "process exited" };
+            for ch in &channels {
+                self.close(node, *ch, reason);
+            }
+        }
+        let mut k = self.0.borrow_mut();
+        if how == Stop::HostDown {
+            // The dead host's own ends are gone without a FIN: peers keep them half-open.
+            for ch in channels {
+                let _ = k.core.close(now, ch, node);
+            }
+        }
+        k.core.set_state(node, ProcState::Down, how != Stop::HostDown);
+        k.endpoints[node.0 as usize] = None;
+        k.parked.remove(&node);
+    }
+
+    /// SIGSTOP: from now on the process's input and timers wait.
+    pub fn hang(&self, node: NodeId) {
+        self.0.borrow_mut().core.set_state(node, ProcState::Hung, true);
+    }
+
+    /// SIGCONT: everything that waited runs now, in its original order.
+    pub fn resume(&self, node: NodeId) {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        k.core.set_state(node, ProcState::Running, true);
+        let parked = k.parked.remove(&node).unwrap_or_default();
+        let entries = parked.len();
+        for due in parked {
+            k.agenda.push(now, due);
+        }
+        k.wake_if_earlier(now);
+        let (actor, name) = (k.net_actor.clone(), k.core.name(node).to_string());
+        k.obs.record(now, &actor, What::Net(NetNote::Unparked { node: name, entries }));
+    }
+
+    /// Sends `body` from `from` to `to` over `from`'s current channel, opening one if needed.
+    pub fn send(&self, from: NodeId, to: NodeId, body: Body) -> MsgId {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        let k = &mut *k;
+        let outcome = k.core.send(now, from, to, &mut k.rng);
+        k.apply_send(now, from, to, outcome, body)
+    }
+
+    /// Sends on a known channel (a reply). Silently nothing if `from` already closed it.
+    pub fn send_on(&self, from: NodeId, channel: ChannelId, body: Body) -> MsgId {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        let k = &mut *k;
+        let Some(to) = k.core.channel(channel).map(|c| c.peer_of(from)) else { return 0 };
+        let outcome = k.core.send_on(now, channel, from, &mut k.rng);
+        k.apply_send(now, from, to, outcome, body)
+    }
+
+    /// The channel `client` currently uses to reach `server`.
+    pub fn current_channel(&self, client: NodeId, server: NodeId) -> Option<ChannelId> {
+        self.0.borrow().core.current_channel(client, server)
+    }
+
+    /// `by` closes its end of `channel`; both ends hear of it as a channel event.
+    pub fn close(&self, by: NodeId, channel: ChannelId, reason: &'static str) {
+        let now = self.now();
+        self.0.borrow_mut().close(now, by, channel, reason, CloseKind::Local);
+    }
+
+    /// Runs `fire` after `delay`, unless `owner` has died (or is hung: then on resume).
+    pub fn after(&self, owner: NodeId, delay: SimDuration, fire: impl FnOnce() + 'static) -> TimerId {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        k.next_timer += 1;
+        let id = k.next_timer;
+        let epoch = k.core.proc(owner).epoch;
+        k.agenda.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
+        k.wake_if_earlier(now + delay);
+        TimerId(id)
+    }
+
+    pub fn cancel(&self, timer: TimerId) {
+        self.0.borrow_mut().cancelled.insert(timer.0);
+    }
+
+    /// Drives the run until `end`, then returns. This is the network actor's one loop.
+    pub async fn drive(&self, end: SimTime) {
+        let (notify, origin) = {
+            let k = self.0.borrow();
+            (k.notify.clone(), k.origin)
+        };
+        loop {
+            let next = self.0.borrow().agenda.next_time();
+            // Past the end, sleep one millisecond beyond it: waking then proves instant `end`
+            // is complete, so the observer sees its final state.
+            let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
+            if target > self.now() {
+                self.0.borrow_mut().armed = Some(target);
+                let deadline = origin + std::time::Duration::from_millis(target.millis());
+                tokio::select! {
+                    biased;
+                    _ = notify.notified() => {}
+                    _ = tokio::time::sleep_until(deadline) => {}
+                }
+                self.0.borrow_mut().armed = None;
+            }
+            let now = self.now();
+            let obs = self.0.borrow().obs.clone();
+            obs.before_instant(now);
+            if now > end {
+                return;
+            }
+            self.dispatch_due(now);
+        }
+    }
+
+    fn dispatch_due(&self, now: SimTime) {
+        loop {
+            let due = self.0.borrow_mut().agenda.pop_due(now);
+            let Some((_, due)) = due else { return };
+            match due {
+                Due::Timer { owner, epoch, id, fire } => {
+                    if let Some(fire) = self.0.borrow_mut().admit_timer(owner, epoch, id, fire) {
+                        fire();
+                    }
+                }
+                Due::Deliver(packet) => {
+                    let target = self.0.borrow_mut().arrive(now, packet);
+                    if let Some((endpoint, packet)) = target {
+                        endpoint.do_send(packet);
+                    }
+                }
+                Due::Notice { to, epoch, notice } => {
+                    let target = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
+                    if let Some((endpoint, packet)) = target {
+                        endpoint.do_send(packet);
+                    }
+                }
+                Due::IdleCheck { channel, server } => self.0.borrow_mut().idle_check(now, channel, server),
+            }
+        }
+    }
+}
+
+impl Kernel {
+    fn wake_if_earlier(&mut self, at: SimTime) {
+        if self.armed.is_some_and(|armed| at < armed) {
+            self.armed = None;
+            self.notify.notify_one();
+        }
+    }
+
+    fn push(&mut self, at: SimTime, due: Due) {
+        self.agenda.push(at, due);
+        self.wake_if_earlier(at);
+    }
+
+    fn note(&mut self, now: SimTime, note: NetNote) {
+        let actor = self.net_actor.clone();
+        self.obs.record(now, &actor, What::Net(note));
+    }
+
+    fn names(&self, a: NodeId, b: NodeId) -> (String, String) {
+        (self.core.name(a).to_string(), self.core.name(b).to_string())
+    }
+
+    fn apply_send(&mut self, now: SimTime, from: NodeId, to: NodeId, outcome: SendOutcome, body: Body) -> MsgId {
+        self.next_msg += 1;
+        let id = self.next_msg;
+        let msg = body.kind();
+        match outcome {
+            SendOutcome::Deliver { channel, at, opened } => {
+                if opened {
+                    let (client, server) = self.names(from, to);
+                    self.note(now, NetNote::Opened { channel, client, server });
+                    if let Some(idle) = self.idle_timeout.get(&to).copied() {
+                        self.push(now + idle, Due::IdleCheck { channel, server: to });
+                    }
+                }
+                self.push(at, Due::Deliver(Packet { id, from, to, channel, body }));
+            }
+            SendOutcome::Lost { .. } | SendOutcome::Cut { .. } => {
+                let reason =
+                    if matches!(outcome, SendOutcome::Lost { .. }) { DropReason::Lost } else { DropReason::Cut };
+                let (from, to) = self.names(from, to);
+                self.note(now, NetNote::Dropped { from, to, msg, reason });
+            }
+            SendOutcome::ConnectFailed { at, reason } => {
+                let epoch = self.core.proc(from).epoch;
+                let notice = Notice::SendFailed { msg: id, to, reason };
+                self.push(at, Due::Notice { to: from, epoch, notice });
+                let (f, t) = self.names(from, to);
+                self.note(now, NetNote::ConnectFailed { from: f, to: t, msg, reason });
+            }
+            SendOutcome::Closed => {}
+        }
+        id
+    }
+
+    fn close(&mut self, now: SimTime, by: NodeId, channel: ChannelId, reason: &'static str, kind: CloseKind) {
+        let Some(fin) = self.core.close(now, channel, by) else { return };
+        let (by_name, peer_name) = self.names(by, fin.peer);
+        self.note(now, NetNote::Closed { channel, by: by_name, peer: peer_name, reason, fin: fin.arrives.is_some() });
+        // Netty fires channelInactive on the closing side as well.
+        let epoch = self.core.proc(by).epoch;
+        let local = Notice::ChannelClosed { channel, peer: fin.peer, kind };
+        self.push(now, Due::Notice { to: by, epoch, notice: local });
+        if let Some(at) = fin.arrives {
+            let epoch = self.core.proc(fin.peer).epoch;
+            let remote = Notice::ChannelClosed { channel, peer: by, kind: CloseKind::Fin };
+            self.push(at, Due::Notice { to: fin.peer, epoch, notice: remote });
+        }
+    }
+
+    fn admit_timer(
+        &mut self,
+        owner: NodeId,
+        epoch: u32,
+        id: u64,
+        fire: Box<dyn FnOnce()>,
+    ) -> Option<Box<dyn FnOnce()>> {
+        if self.cancelled.remove(&id) {
+            return None;
+        }
+        let p = self.core.proc(owner);
+        match p.state {
+            _ if p.epoch != epoch => None,
+            ProcState::Down => None,
+            ProcState::Hung => {
+                self.parked.entry(owner).or_default().push(Due::Timer { owner, epoch, id, fire });
+                None
+            }
+            ProcState::Running => Some(fire),
+        }
+    }
+
+    fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<(Recipient<Packet>, Packet)> {
+        match self.core.arrive(now, packet.channel, packet.to) {
+            Arrival::Accept => {
+                let endpoint = self.endpoints[packet.to.0 as usize].clone()?;
+                Some((endpoint, packet))
+            }
+            Arrival::Park => {
+                self.parked.entry(packet.to).or_default().push(Due::Deliver(packet));
+                None
+            }
+            Arrival::Reset => {
+                let (from, to) = self.names(packet.from, packet.to);
+                let msg = packet.body.kind();
+                self.note(now, NetNote::Reset { channel: packet.channel, from, to, msg });
+                // The RST travels back; the sender's end closes when it arrives.
+                if self.core.peer_closed(packet.channel, packet.from) {
+                    let at = now + self.core.rules.params(packet.to, packet.from).latency;
+                    let epoch = self.core.proc(packet.from).epoch;
+                    let notice =
+                        Notice::ChannelClosed { channel: packet.channel, peer: packet.to, kind: CloseKind::Reset };
+                    self.push(at, Due::Notice { to: packet.from, epoch, notice });
+                }
+                None
+            }
+            Arrival::Discard => {
+                let (from, to) = self.names(packet.from, packet.to);
+                let msg = packet.body.kind();
+                self.note(now, NetNote::Dropped { from, to, msg, reason: DropReason::NoHost });
+                None
+            }
+        }
+    }
+
+    fn admit_notice(
+        &mut self,
+        _now: SimTime,
+        to: NodeId,
+        epoch: u32,
+        notice: Notice,
+    ) -> Option<(Recipient<Packet>, Packet)> {
+        let (state, current_epoch) = (self.core.proc(to).state, self.core.proc(to).epoch);
+        if current_epoch != epoch || state == ProcState::Down {
+            return None;
+        }
+        if let Notice::ChannelClosed { channel, kind: CloseKind::Fin, .. } = notice {
+            // The FIN closes this end too (the application sees channelInactive).
+            self.core.peer_closed(channel, to);
+        }
+        let (channel, from) = match &notice {
+            Notice::ChannelClosed { channel, peer, .. } => (*channel, *peer),
+            Notice::SendFailed { to: peer, .. } => (ChannelId(0), *peer),
+        };
+        let packet = Packet { id: 0, from, to, channel, body: Body::Notice(notice) };
+        if state == ProcState::Hung {
+            self.parked.entry(to).or_default().push(Due::Deliver(packet));
+            return None;
+        }
+        let endpoint = self.endpoints[to.0 as usize].clone()?;
+        Some((endpoint, packet))
+    }
+
+    fn idle_check(&mut self, now: SimTime, channel: ChannelId, server: NodeId) {
+        let Some(idle) = self.idle_timeout.get(&server).copied() else { return };
+        let Some(c) = self.core.channel(channel) else { return };
+        if !c.is_open_at(server) {
+            return;
+        }
+        let quiet_until = c.last_io + idle;
+        if now >= quiet_until {
+            self.close(now, server, channel, "idle", CloseKind::Idle);
+        } else {
+            self.push(quiet_until, Due::IdleCheck { channel, server });
+        }
+    }
+}
+
+/// The network as an actix actor: it runs the driver loop for the length of the run, reports
+/// the end on `done`, and takes link edits from the director.
+pub struct NetworkActor {
+    pub net: Net,
+    pub end: SimTime,
+    pub done: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Actor for NetworkActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let (net, end) = (self.net.clone(), self.end);
+        let drive = async move { net.drive(end).await };
+        ctx.spawn(actix::fut::wrap_future::<_, Self>(drive).map(|_, act, ctx| {
+            if let Some(done) = act.done.take() {
+                let _ = done.send(());
+            }
+            ctx.stop();
+        }));
+    }
+}

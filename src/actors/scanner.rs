@@ -1,0 +1,87 @@
+//! The scanner actor: `NamesrvController`'s `scanNotActiveBroker` task.
+//!
+//! Every `scan_interval` it reads the live table and, for each broker with
+//! `lastUpdateTimestamp + timeout < now` (strictly), closes its channel and submits an
+//! unregister request. It removes nothing itself: in 5.x removal happens later, on the batch
+//! thread. (4.x removed the entry inside the scan.)
+
+use crate::actors::batcher::{Batcher, Submit};
+use crate::actors::env::{Env, Stop};
+use crate::rocketmq::notes::RmqNote;
+use crate::rocketmq::route_table::RouteInfoManager;
+use crate::sim::clock::{SimDuration, SimTime};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub struct Scanner {
+    env: Env,
+    /// Read-only: the Java scan iterates `brokerLiveTable` without taking the lock.
+    table: Rc<RefCell<RouteInfoManager>>,
+    batcher: Addr<Batcher>,
+    interval: SimDuration,
+    initial_delay: SimDuration,
+}
+
+impl Scanner {
+    pub fn new(
+        env: Env,
+        table: Rc<RefCell<RouteInfoManager>>,
+        batcher: Addr<Batcher>,
+        interval: SimDuration,
+        initial_delay: SimDuration,
+    ) -> Self {
+        Scanner { env, table, batcher, interval, initial_delay }
+    }
+}
+
+impl Actor for Scanner {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let first = self.env.now() + self.initial_delay;
+        self.env.after(self.initial_delay, &ctx.address(), ScanTick(first));
+    }
+}
+
+/// One run of the fixed-rate scan task, scheduled for the given instant.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ScanTick(pub SimTime);
+
+impl Handler<ScanTick> for Scanner {
+    type Result = ();
+    fn handle(&mut self, ScanTick(scheduled): ScanTick, ctx: &mut Context<Self>) {
+        let now = self.env.now();
+        let (expired, live) = {
+            let table = self.table.borrow();
+            (table.scan_not_active_broker(now), table.broker_live_table().len())
+        };
+        self.env.record(RmqNote::ScanTick { live, expired: expired.len() });
+        for e in expired {
+            self.env.record(RmqNote::Expired {
+                broker: e.addr_info.to_string(),
+                last_update: e.last_update,
+                silent: now.since(e.last_update),
+                timeout: e.timeout,
+                queued: e.request.is_some(),
+            });
+            // RemotingHelper.closeChannel: this fires a CLOSE event on our side too, which the
+            // housekeeping service turns into a second, duplicate request (#3310) if the entry
+            // is still there when it runs.
+            self.env.net.close(self.env.node, e.channel, "expired by scan");
+            if let Some(request) = e.request {
+                self.batcher.do_send(Submit(request));
+            }
+        }
+        let (next, delay) = self.env.fixed_rate_delay(scheduled, self.interval);
+        self.env.after(delay, &ctx.address(), ScanTick(next));
+    }
+}
+
+impl Handler<Stop> for Scanner {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

@@ -1,0 +1,89 @@
+//! `routesim check DIR [--jobs N]`: every scenario under DIR, in parallel, one line each.
+
+use super::{scenario_files, FAILED, HELD, INVALID};
+use crate::sim::runner::{run, RunOptions, RunReport};
+use crate::sim::scenario::{load, LoadError};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Folder of scenario files (searched recursively for *.toml).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Scenarios run at once (default: one per core).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+}
+
+enum Outcome {
+    Invalid(LoadError),
+    Ran(RunReport),
+}
+
+pub fn check(args: CheckArgs) -> u8 {
+    let files = match scenario_files(&args.dir) {
+        Ok(f) if !f.is_empty() => f,
+        Ok(_) => {
+            eprintln!("error: no *.toml scenarios under {}", args.dir.display());
+            return INVALID;
+        }
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.dir.display());
+            return INVALID;
+        }
+    };
+    let started = std::time::Instant::now();
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    // Each worker takes the next file; every run has its own actor system on its own thread.
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(files.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(file) = files.get(i) else { break };
+                let outcome = match load(file) {
+                    Ok(s) => Outcome::Ran(run(&s, RunOptions::default())),
+                    Err(e) => Outcome::Invalid(e),
+                };
+                *results[i].lock().expect("no worker panics while holding it") = Some(outcome);
+            });
+        }
+    });
+    let (mut passed, mut failed, mut invalid) = (0, 0, 0);
+    for (file, slot) in files.iter().zip(results) {
+        match slot.into_inner().expect("lock is free").expect("every file was run") {
+            Outcome::Invalid(e) => {
+                invalid += 1;
+                println!("INVALID {}", file.display());
+                eprintln!("error: {e}");
+            }
+            Outcome::Ran(r) => {
+                let held = r.verdicts.iter().filter(|(_, v)| v.held()).count();
+                let verdict = if r.all_held() { "PASS" } else { "FAIL" };
+                if r.all_held() {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                }
+                println!(
+                    "{verdict}    {}  ({held}/{} expectations, digest {})",
+                    file.display(),
+                    r.verdicts.len(),
+                    r.digest
+                );
+            }
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("{} scenarios: {passed} passed, {failed} failed, {invalid} invalid ({secs:.2}s)", files.len());
+    if invalid > 0 {
+        INVALID
+    } else if failed > 0 {
+        FAILED
+    } else {
+        HELD
+    }
+}

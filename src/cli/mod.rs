@@ -1,0 +1,69 @@
+//! The command line: `routesim run`, `routesim check`.
+//!
+//! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
+//! was invalid (or could not be read or written). Errors never panic.
+
+mod check;
+mod output;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit statuses.
+pub const HELD: u8 = 0;
+pub const FAILED: u8 = 1;
+pub const INVALID: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "routesim",
+    version,
+    about = "Simulate route expiry in RocketMQ name servers and Nacos, from TOML scenarios"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run scenarios and print their timeline, verdicts and trace digest.
+    Run(run::RunArgs),
+    /// Run every scenario under a folder, in parallel; one verdict line each.
+    Check(check::CheckArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { INVALID } else { HELD });
+        }
+    };
+    let code = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(args),
+    };
+    ExitCode::from(code)
+}
+
+/// Scenario files under `dir`, sorted, recursively.
+fn scenario_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,44 @@
+//! How verdicts and summaries are printed.
+
+use crate::sim::expect::{Verdict, When};
+use crate::sim::runner::RunReport;
+use std::io::{self, Write};
+use std::path::Path;
+
+pub fn scenario_header(name: &str, file: &Path) -> String {
+    format!("== {name}  ({})", file.display())
+}
+
+fn frame(when: &When) -> String {
+    match when {
+        When::At(t) => format!("at {t}"),
+        When::By { from, deadline } => format!("by {deadline} (from {from})"),
+        When::During { from, until } => format!("during {from}..{until}"),
+    }
+}
+
+/// The expectations block and the closing seed/digest line.
+pub fn print_report(out: &mut impl Write, r: &RunReport) -> io::Result<()> {
+    writeln!(out, "expectations:")?;
+    if r.verdicts.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    for (exp, verdict) in &r.verdicts {
+        match verdict {
+            Verdict::Held { converged: Some(d) } => {
+                writeln!(out, "  PASS  {}  [{}]  converged after {d}", exp.name, frame(&exp.when))?
+            }
+            Verdict::Held { converged: None } => writeln!(out, "  PASS  {}  [{}]", exp.name, frame(&exp.when))?,
+            Verdict::Failed { at, mismatch } => {
+                writeln!(out, "  FAIL  {}  [{}]  at {at}", exp.name, frame(&exp.when))?;
+                writeln!(out, "        expected: {}", mismatch.expected)?;
+                writeln!(out, "        got:      {}", mismatch.got)?;
+            }
+        }
+    }
+    let failed = r.verdicts.iter().filter(|(_, v)| !v.held()).count();
+    if failed > 0 {
+        writeln!(out, "{failed} of {} expectations failed; re-run with --seed {} to replay", r.verdicts.len(), r.seed)?;
+    }
+    writeln!(out, "seed {}  events {}  trace digest {}", r.seed, r.events, r.digest)
+}

@@ -1,0 +1,83 @@
+//! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet]`
+
+use super::output::{print_report, scenario_header};
+use super::{FAILED, HELD, INVALID};
+use crate::sim::runner::{run as run_scenario, RunOptions};
+use crate::sim::scenario::load;
+use crate::sim::trace::{Detail, TraceOptions};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Scenario files to run, in order.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Use this seed instead of the scenario's.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write every event to FILE as one JSON object per line (one scenario only).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Show routine events too (refreshing registrations, heartbeats, unchanged polls).
+    #[arg(long)]
+    full: bool,
+    /// Print no timeline: only verdicts, seed and digest.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn run(args: RunArgs) -> u8 {
+    if args.trace.is_some() && args.files.len() > 1 {
+        eprintln!("error: --trace writes one scenario's events; give a single FILE");
+        return INVALID;
+    }
+    // Validate everything first: a typo in the third file should not cost two runs.
+    let mut scenarios = Vec::new();
+    let mut invalid = false;
+    for file in &args.files {
+        match load(file) {
+            Ok(s) => scenarios.push((file, s)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                invalid = true;
+            }
+        }
+    }
+    if invalid {
+        return INVALID;
+    }
+    let mut code = HELD;
+    for (file, scenario) in scenarios {
+        let mut trace = TraceOptions::default();
+        if !args.quiet {
+            let detail = if args.full { Detail::Full } else { Detail::Story };
+            trace.timeline = Some((Box::new(BufWriter::new(std::io::stdout())), detail));
+        }
+        if let Some(path) = &args.trace {
+            match std::fs::File::create(path) {
+                Ok(f) => trace.jsonl = Some(Box::new(BufWriter::new(f))),
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", path.display());
+                    return INVALID;
+                }
+            }
+        }
+        println!("{}", scenario_header(&scenario.name, file));
+        let report = run_scenario(&scenario, RunOptions { seed: args.seed, trace });
+        if let Some(e) = &report.io_error {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return code;
+            }
+            eprintln!("error: writing output: {e}");
+            return INVALID;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = print_report(&mut out, &report);
+        let _ = out.flush();
+        if !report.all_held() {
+            code = FAILED;
+        }
+    }
+    code
+}

@@ -1,0 +1,281 @@
+//! A broker's side of registration (`BrokerController` + `BrokerOuterAPI`), pure.
+//!
+//! The broker owns its topic table and the `DataVersion` that changes with it, and builds the
+//! requests it sends: a full `REGISTER_BROKER` at start and every `registerNameServerPeriod`, an
+//! incremental one when topics change, the 1 s `QUERY_DATA_VERSION` heartbeat in acting-master
+//! mode, and `UNREGISTER_BROKER` on a graceful shutdown.
+
+use crate::rocketmq::types::{
+    perm, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, UnregisterRequest,
+};
+use crate::sim::clock::{SimDuration, SimTime};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `BrokerConfig` fields that matter to route registration, with RocketMQ's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerConfig {
+    pub cluster: String,
+    pub broker_name: String,
+    pub broker_id: u64,
+    pub addr: String,
+    /// `registerNameServerPeriod`, default 30 s (clamped to 10–60 s when used).
+    pub register_period: SimDuration,
+    /// `enableSlaveActingMaster`: 1 s heartbeat, 10 s expiry, write-perm wipe on master loss.
+    pub enable_acting_master: bool,
+    /// `brokerHeartbeatInterval`, default 1 s.
+    pub heartbeat_interval: SimDuration,
+    /// `brokerNotActiveTimeoutMillis`, default 10 s (sent as the registration timeout in
+    /// acting-master mode).
+    pub not_active_timeout: SimDuration,
+    /// `brokerPermission`, default rw (6).
+    pub permission: u32,
+    /// Whether the broker holds the system topics every real broker creates at start-up
+    /// (see [`system_topics`]). Turning it off lets a one-topic broker meet the #4522 guard.
+    pub system_topics: bool,
+}
+
+impl BrokerConfig {
+    pub fn new(cluster: &str, broker_name: &str, broker_id: u64, addr: &str) -> Self {
+        BrokerConfig {
+            cluster: cluster.to_string(),
+            broker_name: broker_name.to_string(),
+            broker_id,
+            addr: addr.to_string(),
+            register_period: SimDuration::from_secs(30),
+            enable_acting_master: false,
+            heartbeat_interval: SimDuration::from_secs(1),
+            not_active_timeout: SimDuration::from_secs(10),
+            permission: perm::READ_WRITE,
+            system_topics: true,
+        }
+    }
+
+    /// `Math.max(10000, Math.min(registerNameServerPeriod, 60000))` in `BrokerController.start`.
+    pub fn effective_register_period(&self) -> SimDuration {
+        SimDuration(self.register_period.millis().clamp(10_000, 60_000))
+    }
+
+    /// The HA listen address RocketMQ reports: same host, listen port + 1.
+    pub fn ha_server_addr(&self) -> String {
+        match self.addr.rsplit_once(':').and_then(|(h, p)| Some((h, p.parse::<u32>().ok()?))) {
+            Some((host, port)) => format!("{host}:{}", port + 1),
+            None => self.addr.clone(),
+        }
+    }
+}
+
+/// What an operator (or the scenario) does to a broker's topics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TopicChange {
+    /// Create or update a topic (`UPDATE_AND_CREATE_TOPIC`).
+    Upsert(TopicConfig),
+    /// Delete a topic from the broker (`DELETE_TOPIC_IN_BROKER`).
+    Delete(String),
+}
+
+/// The topics `TopicConfigManager`'s constructor creates on every broker that are part of every
+/// registration: `SELF_TEST_TOPIC` (1 queue) and, with `clusterTopicEnable`/`brokerTopicEnable`
+/// on (the default), one topic named after the cluster and one after the broker name (perm
+/// inherit + rw). Others (TBW102, SCHEDULE_TOPIC_XXXX, ...) are left out to keep routes short;
+/// what matters is that a real registration never carries a single topic.
+pub fn system_topics(config: &BrokerConfig) -> Vec<TopicConfig> {
+    let mut self_test = TopicConfig::new("SELF_TEST_TOPIC");
+    (self_test.read_queue_nums, self_test.write_queue_nums) = (1, 1);
+    let named = |name: &str| TopicConfig { perm: perm::READ_WRITE | perm::INHERIT, ..TopicConfig::new(name) };
+    vec![self_test, named(&config.cluster), named(&config.broker_name)]
+}
+
+pub struct BrokerCore {
+    pub config: BrokerConfig,
+    topics: BTreeMap<String, TopicConfig>,
+    data_version: DataVersion,
+    /// The last full wrapper, shared by every name server's request until the topics change.
+    wrapper: Arc<TopicConfigWrapper>,
+}
+
+impl BrokerCore {
+    pub fn new(config: BrokerConfig, topics: Vec<TopicConfig>, now: SimTime) -> Self {
+        let builtin = if config.system_topics { system_topics(&config) } else { Vec::new() };
+        let topics: BTreeMap<_, _> = builtin.into_iter().chain(topics).map(|t| (t.topic_name.clone(), t)).collect();
+        let data_version = DataVersion::new(now);
+        let wrapper = Self::wrap(&config, &topics, data_version);
+        BrokerCore { config, topics, data_version, wrapper }
+    }
+
+    pub fn data_version(&self) -> DataVersion {
+        self.data_version
+    }
+
+    pub fn topics(&self) -> &BTreeMap<String, TopicConfig> {
+        &self.topics
+    }
+
+    /// `registerBrokerAll`: every topic, perms narrowed by `brokerPermission` when it is not rw.
+    fn wrap(config: &BrokerConfig, topics: &BTreeMap<String, TopicConfig>, dv: DataVersion) -> Arc<TopicConfigWrapper> {
+        let narrow = config.permission != perm::READ_WRITE;
+        let topic_config_table = topics
+            .iter()
+            .map(|(name, t)| {
+                let mut t = t.clone();
+                if narrow {
+                    t.perm &= config.permission;
+                }
+                (name.clone(), t)
+            })
+            .collect();
+        Arc::new(TopicConfigWrapper { topic_config_table, data_version: dv })
+    }
+
+    fn request(&self, wrapper: Arc<TopicConfigWrapper>) -> RegisterBrokerRequest {
+        let c = &self.config;
+        RegisterBrokerRequest {
+            cluster_name: c.cluster.clone(),
+            broker_addr: c.addr.clone(),
+            broker_name: c.broker_name.clone(),
+            broker_id: c.broker_id,
+            ha_server_addr: c.ha_server_addr(),
+            zone_name: None,
+            // `doRegisterBrokerAll`: brokerNotActiveTimeoutMillis in acting-master mode, else null.
+            heartbeat_timeout_millis: c.enable_acting_master.then_some(c.not_active_timeout),
+            enable_acting_master: Some(c.enable_acting_master),
+            topic_config_wrapper: Some(wrapper),
+            filter_server_list: Some(Vec::new()),
+        }
+    }
+
+    /// The periodic (and start-up) full registration.
+    pub fn full_registration(&self) -> RegisterBrokerRequest {
+        self.request(self.wrapper.clone())
+    }
+
+    /// `registerIncrementBrokerData`: only the changed topics, with the new DataVersion.
+    pub fn incremental_registration(&self, changed: &[String]) -> RegisterBrokerRequest {
+        let full = &self.wrapper.topic_config_table;
+        let topic_config_table =
+            changed.iter().filter_map(|name| full.get(name).map(|t| (name.clone(), t.clone()))).collect();
+        let wrapper = TopicConfigWrapper { topic_config_table, data_version: self.data_version };
+        self.request(Arc::new(wrapper))
+    }
+
+    /// Applies a topic change, bumps the DataVersion (`TopicConfigManager.updateDataVersion`)
+    /// and returns the names of topics to send incrementally (none for a delete: 5.x sends no
+    /// registration when a topic is deleted from a broker).
+    pub fn change_topics(&mut self, now: SimTime, change: TopicChange) -> Vec<String> {
+        let changed = match change {
+            TopicChange::Upsert(t) => {
+                let name = t.topic_name.clone();
+                self.topics.insert(name.clone(), t);
+                vec![name]
+            }
+            TopicChange::Delete(name) => {
+                self.topics.remove(&name);
+                vec![]
+            }
+        };
+        self.bump(now);
+        changed
+    }
+
+    /// `updateBrokerConfig brokerPermission=N`: bumps the DataVersion; the caller registers.
+    pub fn set_permission(&mut self, now: SimTime, permission: u32) {
+        self.config.permission = permission;
+        self.bump(now);
+    }
+
+    /// The broker id changes (a slave promoted to master, or the reverse).
+    pub fn set_broker_id(&mut self, id: u64) {
+        self.config.broker_id = id;
+    }
+
+    fn bump(&mut self, now: SimTime) {
+        self.data_version.next_version(now, 0);
+        self.wrapper = Self::wrap(&self.config, &self.topics, self.data_version);
+    }
+
+    /// `UNREGISTER_BROKER` header for `unregisterBrokerAll`.
+    pub fn unregister_request(&self) -> UnregisterRequest {
+        let c = &self.config;
+        UnregisterRequest {
+            broker_name: c.broker_name.clone(),
+            broker_addr: c.addr.clone(),
+            cluster_name: c.cluster.clone(),
+            broker_id: c.broker_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core() -> BrokerCore {
+        let mut cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
+        cfg.system_topics = false;
+        BrokerCore::new(cfg, vec![TopicConfig::new("T1"), TopicConfig::new("T2")], SimTime(0))
+    }
+
+    #[test]
+    fn every_registration_carries_the_system_topics_unless_turned_off() {
+        // RocketMQ TopicConfigManager(BrokerController): SELF_TEST_TOPIC, cluster and broker topics
+        let cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
+        let b = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(0));
+        let w = b.full_registration().topic_config_wrapper.unwrap();
+        let names: Vec<&str> = w.topic_config_table.keys().map(String::as_str).collect();
+        assert_eq!(names, ["SELF_TEST_TOPIC", "T1", "broker-a", "c"]);
+        assert_eq!(core().full_registration().topic_config_wrapper.unwrap().topic_config_table.len(), 2);
+    }
+
+    #[test]
+    fn register_period_is_clamped_to_ten_to_sixty_seconds() {
+        // RocketMQ BrokerController#start: Math.max(10000, Math.min(period, 60000))
+        let mut c = BrokerConfig::new("c", "b", 0, "h:1");
+        c.register_period = SimDuration::from_secs(5);
+        assert_eq!(c.effective_register_period(), SimDuration::from_secs(10));
+        c.register_period = SimDuration::from_secs(90);
+        assert_eq!(c.effective_register_period(), SimDuration::from_secs(60));
+    }
+
+    #[test]
+    fn periodic_registrations_share_one_wrapper_until_topics_change() {
+        let mut b = core();
+        let (r1, r2) = (b.full_registration(), b.full_registration());
+        assert!(Arc::ptr_eq(r1.topic_config_wrapper.as_ref().unwrap(), r2.topic_config_wrapper.as_ref().unwrap()));
+        b.change_topics(SimTime(5), TopicChange::Upsert(TopicConfig::new("T3")));
+        let r3 = b.full_registration();
+        let w3 = r3.topic_config_wrapper.unwrap();
+        assert_eq!(w3.topic_config_table.len(), 3);
+        assert_ne!(w3.data_version, r1.topic_config_wrapper.unwrap().data_version);
+    }
+
+    #[test]
+    fn an_incremental_registration_carries_only_the_changed_topic_and_the_new_version() {
+        // RocketMQ BrokerController#registerIncrementBrokerData
+        let mut b = core();
+        let changed = b.change_topics(SimTime(7), TopicChange::Upsert(TopicConfig::new("T9")));
+        let req = b.incremental_registration(&changed);
+        let w = req.topic_config_wrapper.unwrap();
+        assert_eq!(w.topic_config_table.keys().collect::<Vec<_>>(), ["T9"]);
+        assert_eq!(w.data_version, b.data_version());
+        assert_eq!(w.data_version.counter, 1);
+    }
+
+    #[test]
+    fn a_read_only_broker_permission_narrows_every_topic() {
+        // RocketMQ BrokerController#registerBrokerAll: perm & brokerPermission when not rw
+        let mut b = core();
+        b.set_permission(SimTime(1), perm::READ);
+        let w = b.full_registration().topic_config_wrapper.unwrap();
+        assert!(w.topic_config_table.values().all(|t| t.perm == perm::READ));
+        assert_eq!(b.topics()["T1"].perm, perm::READ_WRITE, "the broker's own table keeps rw");
+    }
+
+    #[test]
+    fn acting_master_brokers_send_their_ten_second_timeout() {
+        // RocketMQ BrokerController#doRegisterBrokerAll: brokerNotActiveTimeoutMillis or null
+        let mut b = core();
+        assert_eq!(b.full_registration().heartbeat_timeout_millis, None);
+        b.config.enable_acting_master = true;
+        assert_eq!(b.full_registration().heartbeat_timeout_millis, Some(SimDuration::from_secs(10)));
+    }
+}

@@ -1,0 +1,154 @@
+//! A producer or consumer's route cache (`MQClientInstance`), pure.
+//!
+//! The client reads every route from one chosen name server (`NettyRemotingClient` keeps
+//! `namesrvAddrChoosed` and moves round-robin only when that channel fails), refreshes each topic
+//! every `pollNameServerInterval` (30 s), and — the reason clients route to dead brokers for so
+//! long — keeps its old route when the answer is `TOPIC_NOT_EXIST`.
+
+use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
+use std::collections::BTreeMap;
+
+/// What a route answer did to the client's view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteUpdate {
+    /// The route differs from the cached one and replaced it (`topicRouteDataChanged`).
+    Changed,
+    /// Same as before.
+    Unchanged,
+    /// `TOPIC_NOT_EXIST`: the exception is logged and the old route kept (PRs #1681/#1685/#1686
+    /// proposed dropping it; none was merged).
+    NotExistKeptOld,
+    /// `TOPIC_NOT_EXIST` and nothing cached.
+    NotExist,
+}
+
+pub struct RouteClientCore {
+    namesrvs: Vec<String>,
+    /// `namesrvIndex`: starts at a random value, advanced on every re-choice.
+    index: usize,
+    chosen: Option<usize>,
+    routes: BTreeMap<String, TopicRouteData>,
+    revision: u64,
+}
+
+impl RouteClientCore {
+    /// `start_index` is drawn from the run's RNG (Java: `random.nextInt(999)`).
+    pub fn new(namesrvs: Vec<String>, start_index: usize) -> Self {
+        RouteClientCore { namesrvs, index: start_index, chosen: None, routes: BTreeMap::new(), revision: 0 }
+    }
+
+    /// The name server to ask now: the chosen one while its channel is fine, else the next one
+    /// round-robin (`getAndCreateNameserverChannel`).
+    pub fn namesrv(&mut self) -> &str {
+        let i = match self.chosen {
+            Some(i) => i,
+            None => {
+                self.index = self.index.wrapping_add(1);
+                let i = self.index % self.namesrvs.len();
+                self.chosen = Some(i);
+                i
+            }
+        };
+        &self.namesrvs[i]
+    }
+
+    /// The chosen channel failed (connect error, or a request timed out and
+    /// `clientCloseSocketIfTimeout` closed it): the next request picks another name server.
+    pub fn channel_failed(&mut self, namesrv: &str) {
+        if self.chosen.is_some_and(|i| self.namesrvs[i] == namesrv) {
+            self.chosen = None;
+        }
+    }
+
+    /// `updateTopicRouteInfoFromNameServer(topic)` with the answer (`None` = TOPIC_NOT_EXIST).
+    pub fn on_route(&mut self, topic: &str, route: Option<TopicRouteData>) -> RouteUpdate {
+        match route {
+            None if self.routes.contains_key(topic) => RouteUpdate::NotExistKeptOld,
+            None => RouteUpdate::NotExist,
+            Some(new) => {
+                if self.routes.get(topic) == Some(&new) {
+                    return RouteUpdate::Unchanged;
+                }
+                self.routes.insert(topic.to_string(), new);
+                self.revision += 1;
+                RouteUpdate::Changed
+            }
+        }
+    }
+
+    pub fn route(&self, topic: &str) -> Option<&TopicRouteData> {
+        self.routes.get(topic)
+    }
+
+    /// Bumped whenever a cached route changes.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The producer's queues (`topicRouteData2TopicPublishInfo`): `writeQueueNums` queues for
+    /// every writable QueueData whose group has a master (id 0) in the route. Groups without a
+    /// master, or with a wiped write perm, vanish from producers at the next poll.
+    pub fn publish_queues(&self, topic: &str) -> BTreeMap<String, u32> {
+        let Some(route) = self.routes.get(topic) else { return BTreeMap::new() };
+        route
+            .queue_datas
+            .iter()
+            .filter(|q| perm::is_writeable(q.perm))
+            .filter(|q| {
+                route
+                    .broker_datas
+                    .iter()
+                    .any(|b| b.broker_name == q.broker_name && b.broker_addrs.contains_key(&MASTER_ID))
+            })
+            .map(|q| (q.broker_name.clone(), q.write_queue_nums))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rocketmq::types::{BrokerData, QueueData};
+
+    fn route(broker: &str, ids: &[u64], perm: u32) -> TopicRouteData {
+        let mut bd = BrokerData::new("c", broker);
+        for &id in ids {
+            bd.broker_addrs.insert(id, format!("10.0.0.{id}:10911"));
+        }
+        let qd =
+            QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 };
+        TopicRouteData { queue_datas: vec![qd], broker_datas: vec![bd], ..Default::default() }
+    }
+
+    #[test]
+    fn topic_not_exist_keeps_the_stale_route() {
+        // RocketMQ MQClientInstance#updateTopicRouteInfoFromNameServer: MQClientException caught
+        let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
+        assert_eq!(c.on_route("T", Some(route("a", &[0], 6))), RouteUpdate::Changed);
+        assert_eq!(c.on_route("T", None), RouteUpdate::NotExistKeptOld);
+        assert!(c.route("T").is_some());
+        assert_eq!(c.revision(), 1);
+    }
+
+    #[test]
+    fn producers_skip_groups_without_a_master_or_without_write_perm() {
+        // RocketMQ MQClientInstance#topicRouteData2TopicPublishInfo
+        let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
+        c.on_route("T", Some(route("a", &[1], 6)));
+        assert!(c.publish_queues("T").is_empty(), "slave only: no id 0");
+        c.on_route("T", Some(route("a", &[0, 1], 4)));
+        assert!(c.publish_queues("T").is_empty(), "read-only");
+        c.on_route("T", Some(route("a", &[0, 1], 6)));
+        assert_eq!(c.publish_queues("T"), BTreeMap::from([("a".to_string(), 4)]));
+    }
+
+    #[test]
+    fn the_client_sticks_to_one_name_server_until_its_channel_fails() {
+        // RocketMQ NettyRemotingClient#getAndCreateNameserverChannel
+        let mut c = RouteClientCore::new(vec!["ns1".into(), "ns2".into()], 0);
+        let first = c.namesrv().to_string();
+        assert_eq!(c.namesrv(), first);
+        c.channel_failed(&first);
+        assert_ne!(c.namesrv(), first);
+    }
+}

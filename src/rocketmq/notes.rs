@@ -1,0 +1,272 @@
+//! RocketMQ trace events and how the timeline words them.
+//!
+//! Each line should say what happened *and why*, in RocketMQ's own vocabulary, e.g.
+//! `ns1/scanner  a0 silent 125.0s > 120s: close channel, queue unregister`.
+
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::ChannelId;
+use serde::Serialize;
+use std::fmt;
+
+/// Why a broker sent a full or incremental registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisterReason {
+    Startup,
+    Periodic,
+    TopicsChanged,
+    IdChanged,
+    PermissionChanged,
+}
+
+/// Where an unregister request came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnregisterSource {
+    /// `UNREGISTER_BROKER` from a broker shutting down.
+    Request,
+    /// `BrokerHousekeepingService.onChannelClose/onChannelIdle` → `onChannelDestroy(channel)`.
+    ChannelClosed,
+    /// `scanNotActiveBroker` → `onChannelDestroy(brokerAddrInfo)`.
+    Scan,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RmqNote {
+    // ---- broker ----
+    RegisterSent {
+        reason: RegisterReason,
+        namesrvs: Vec<String>,
+        topics: usize,
+        version: String,
+        id: u64,
+    },
+    HeartbeatSent {
+        namesrvs: usize,
+    },
+    UnregisterSent {
+        namesrv: String,
+    },
+    ShutdownComplete,
+    TopicsChanged {
+        detail: String,
+        version: String,
+    },
+    BrokerIdChanged {
+        from: u64,
+        to: u64,
+    },
+    PermissionChanged {
+        perm: &'static str,
+    },
+    RequestFailed {
+        namesrv: String,
+        request: &'static str,
+        reason: String,
+    },
+
+    // ---- name server route table ----
+    Registered {
+        broker: String,
+        channel: ChannelId,
+        first: bool,
+        topics_updated: usize,
+        timeout: SimDuration,
+    },
+    RegisterRefused {
+        broker: String,
+        reason: &'static str,
+    },
+    HeartbeatRefreshed {
+        broker: String,
+    },
+    /// `updateBrokerInfoUpdateTimestamp` found no entry: a heartbeat cannot resurrect a broker.
+    HeartbeatIgnored {
+        broker: String,
+    },
+    UnregisterQueued {
+        broker: String,
+        source: UnregisterSource,
+        queued: bool,
+    },
+    /// A channel event whose channel no live entry holds (already removed, or replaced).
+    ChannelEventIgnored {
+        channel: ChannelId,
+    },
+    BatchApplied {
+        size: usize,
+        summary: String,
+    },
+    MinBrokerIdChanged {
+        broker_name: String,
+        min_id: u64,
+        min_addr: String,
+        notify: Vec<String>,
+    },
+    RouteServed {
+        topic: String,
+        found: bool,
+    },
+    WritePermWiped {
+        broker_name: String,
+        topics: usize,
+    },
+    WritePermAdded {
+        broker_name: String,
+        topics: usize,
+    },
+    TopicDeleted {
+        topic: String,
+        cluster: Option<String>,
+        removed: bool,
+    },
+
+    // ---- scanner ----
+    ScanTick {
+        live: usize,
+        expired: usize,
+    },
+    Expired {
+        broker: String,
+        last_update: SimTime,
+        silent: SimDuration,
+        timeout: SimDuration,
+        queued: bool,
+    },
+
+    // ---- batcher ----
+    QueueFull {
+        broker: String,
+        capacity: usize,
+    },
+    BatchTaken {
+        size: usize,
+    },
+
+    // ---- route client ----
+    RoutePolled {
+        topic: String,
+        namesrv: String,
+    },
+    RouteChanged {
+        topic: String,
+        namesrv: String,
+        view: String,
+    },
+    TopicNotExistKeptOld {
+        topic: String,
+        namesrv: String,
+        view: String,
+    },
+    TopicNotExist {
+        topic: String,
+        namesrv: String,
+    },
+    PollFailed {
+        namesrv: String,
+        reason: String,
+    },
+}
+
+impl RmqNote {
+    pub fn is_routine(&self) -> bool {
+        match self {
+            RmqNote::RegisterSent { reason, .. } => *reason == RegisterReason::Periodic,
+            RmqNote::Registered { first, topics_updated, .. } => !first && *topics_updated == 0,
+            RmqNote::HeartbeatSent { .. }
+            | RmqNote::HeartbeatRefreshed { .. }
+            | RmqNote::RouteServed { .. }
+            | RmqNote::ScanTick { .. }
+            | RmqNote::RoutePolled { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+fn secs(d: SimDuration) -> String {
+    format!("{:.1}s", d.millis() as f64 / 1000.0)
+}
+
+impl fmt::Display for RmqNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use RmqNote::*;
+        match self {
+            RegisterSent { reason, namesrvs, topics, version, id } => {
+                let why = match reason {
+                    RegisterReason::Startup => "start-up",
+                    RegisterReason::Periodic => "periodic",
+                    RegisterReason::TopicsChanged => "topics changed, incremental",
+                    RegisterReason::IdChanged => "broker id changed",
+                    RegisterReason::PermissionChanged => "brokerPermission changed",
+                };
+                write!(f, "REGISTER_BROKER id={id} {topics} topics {version} -> {} ({why})", namesrvs.join(", "))
+            }
+            HeartbeatSent { namesrvs } => write!(f, "QUERY_DATA_VERSION heartbeat -> {namesrvs} name servers"),
+            UnregisterSent { namesrv } => write!(f, "UNREGISTER_BROKER -> {namesrv} (graceful shutdown)"),
+            ShutdownComplete => write!(f, "shutdown complete: remoting closed"),
+            TopicsChanged { detail, version } => write!(f, "topics changed: {detail}; DataVersion now {version}"),
+            BrokerIdChanged { from, to } => write!(f, "brokerId {from} -> {to}"),
+            PermissionChanged { perm } => write!(f, "brokerPermission -> {perm}"),
+            RequestFailed { namesrv, request, reason } => write!(f, "{request} to {namesrv} failed: {reason}"),
+            Registered { broker, channel, first, topics_updated, timeout } => {
+                let kind = if *first { "first registration" } else { "refresh" };
+                write!(f, "registerBroker {broker} on {channel}: {kind}, {topics_updated} topics updated, expires {} after silence", secs(*timeout))
+            }
+            RegisterRefused { broker, reason } => write!(f, "registerBroker {broker} refused: {reason}"),
+            HeartbeatRefreshed { broker } => write!(f, "heartbeat from {broker}: lastUpdateTimestamp refreshed"),
+            HeartbeatIgnored { broker } => {
+                write!(f, "heartbeat from {broker} ignored: no live entry, and a heartbeat cannot re-create one")
+            }
+            UnregisterQueued { broker, source, queued } => {
+                let from = match source {
+                    UnregisterSource::Request => "UNREGISTER_BROKER request",
+                    UnregisterSource::ChannelClosed => "channel closed -> onChannelDestroy",
+                    UnregisterSource::Scan => "scan",
+                };
+                let what = if *queued { "queue unregister" } else { "queue full, request lost" };
+                write!(f, "{broker}: {from}: {what}")
+            }
+            ChannelEventIgnored { channel } => {
+                write!(f, "close event for {channel}: no live entry holds it, nothing to do")
+            }
+            BatchApplied { size, summary } => write!(f, "unRegisterBroker batch of {size}: {summary}"),
+            MinBrokerIdChanged { broker_name, min_id, min_addr, notify } => write!(
+                f,
+                "notifyMinBrokerIdChanged {broker_name}: min id {min_id} ({min_addr}) -> notify [{}]",
+                notify.join(", ")
+            ),
+            RouteServed { topic, found } => {
+                let answer = if *found { "route" } else { "TOPIC_NOT_EXIST" };
+                write!(f, "GET_ROUTEINFO_BY_TOPIC {topic}: {answer}")
+            }
+            WritePermWiped { broker_name, topics } => {
+                write!(f, "wipeWritePerm {broker_name}: {topics} topics now read-only")
+            }
+            WritePermAdded { broker_name, topics } => write!(f, "addWritePerm {broker_name}: {topics} topics now rw"),
+            TopicDeleted { topic, cluster: Some(c), removed } => {
+                write!(f, "deleteTopic {topic} in cluster {c}: removed={removed}")
+            }
+            TopicDeleted { topic, cluster: None, removed } => write!(f, "deleteTopic {topic}: removed={removed}"),
+            ScanTick { live, expired } => write!(f, "scanNotActiveBroker: {live} live, {expired} expired"),
+            Expired { broker, last_update, silent, timeout, queued } => {
+                let then =
+                    if *queued { "close channel, queue unregister" } else { "close channel (no route entry: orphan)" };
+                write!(f, "{broker} silent {} > {} (last update {last_update}): {then}", secs(*silent), secs(*timeout))
+            }
+            QueueFull { broker, capacity } => {
+                write!(f, "unregister queue full ({capacity}): request for {broker} dropped")
+            }
+            BatchTaken { size } => write!(f, "take + drainTo: batch of {size}"),
+            RoutePolled { topic, namesrv } => write!(f, "route {topic} from {namesrv}: unchanged"),
+            RouteChanged { topic, namesrv, view } => write!(f, "route {topic} from {namesrv} changed: {view}"),
+            TopicNotExistKeptOld { topic, namesrv, view } => {
+                write!(f, "route {topic} from {namesrv}: TOPIC_NOT_EXIST, keeping old route {view}")
+            }
+            TopicNotExist { topic, namesrv } => write!(f, "route {topic} from {namesrv}: TOPIC_NOT_EXIST"),
+            PollFailed { namesrv, reason } => {
+                write!(f, "route poll to {namesrv} failed: {reason}; next poll picks another name server")
+            }
+        }
+    }
+}

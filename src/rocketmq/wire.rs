@@ -1,0 +1,55 @@
+//! The RocketMQ remoting requests the model exchanges, named by their request codes.
+
+use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
+use crate::sim::packet::MsgId;
+
+#[derive(Debug)]
+pub enum RmqMsg {
+    /// `REGISTER_BROKER` (103): the broker's full (or incremental) topic config.
+    RegisterBroker(Box<RegisterBrokerRequest>),
+    RegisterBrokerReply {
+        reply_to: MsgId,
+        ok: bool,
+    },
+    /// `UNREGISTER_BROKER` (104), sent by a broker shutting down gracefully.
+    UnregisterBroker {
+        request: UnregisterRequest,
+    },
+    UnregisterBrokerReply {
+        reply_to: MsgId,
+        ok: bool,
+    },
+    /// `QUERY_DATA_VERSION` (322): the acting-master broker's 1 s lightweight heartbeat
+    /// (`compatibleWithOldNameSrv = true`, so not `BROKER_HEARTBEAT`). Oneway.
+    QueryDataVersion {
+        cluster: String,
+        addr: String,
+        broker_name: String,
+        broker_id: u64,
+        data_version: DataVersion,
+    },
+    /// `GET_ROUTEINFO_BY_TOPIC` (105).
+    GetRouteInfo {
+        topic: String,
+    },
+    /// The answer; `None` is `TOPIC_NOT_EXIST` (17).
+    RouteInfo {
+        reply_to: MsgId,
+        topic: String,
+        route: Option<TopicRouteData>,
+    },
+}
+
+impl RmqMsg {
+    pub fn code_name(&self) -> &'static str {
+        match self {
+            RmqMsg::RegisterBroker(_) => "REGISTER_BROKER",
+            RmqMsg::RegisterBrokerReply { .. } => "REGISTER_BROKER reply",
+            RmqMsg::UnregisterBroker { .. } => "UNREGISTER_BROKER",
+            RmqMsg::UnregisterBrokerReply { .. } => "UNREGISTER_BROKER reply",
+            RmqMsg::QueryDataVersion { .. } => "QUERY_DATA_VERSION",
+            RmqMsg::GetRouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC",
+            RmqMsg::RouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC reply",
+        }
+    }
+}

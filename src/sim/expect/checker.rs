@@ -1,0 +1,124 @@
+//! Decides expectations as the run goes, from the observer's two hooks.
+//!
+//! `before_instant(now)` sees the state left by every instant before `now`: it decides `at`
+//! claims, opens `by`/`during` windows and closes them when they end. `after_event(t)` re-checks
+//! open windows whose subject changed (by revision, so an event elsewhere costs a comparison).
+
+use super::{Expectation, Verdict, When};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::notes::CheckNote;
+use crate::sim::world::World;
+
+struct Item {
+    exp: Expectation,
+    open: bool,
+    last_revision: Option<Vec<(u64, u64)>>,
+    verdict: Option<Verdict>,
+}
+
+pub struct Checker {
+    items: Vec<Item>,
+}
+
+impl Checker {
+    pub fn new(expectations: Vec<Expectation>) -> Self {
+        let items =
+            expectations.into_iter().map(|exp| Item { exp, open: false, last_revision: None, verdict: None }).collect();
+        Checker { items }
+    }
+
+    pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<CheckNote> {
+        let mut notes = Vec::new();
+        for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
+            match item.exp.when {
+                When::At(t) if t < now => {
+                    let verdict = match item.exp.subject.check(world) {
+                        Ok(()) => Verdict::Held { converged: None },
+                        Err(mismatch) => Verdict::Failed { at: t, mismatch },
+                    };
+                    notes.push(item.decide(verdict));
+                }
+                When::By { from, deadline } => {
+                    if !item.open && from <= now {
+                        item.open = true;
+                        if item.exp.subject.check(world).is_ok() {
+                            notes.push(item.decide(Verdict::Held { converged: Some(SimDuration::ZERO) }));
+                            continue;
+                        }
+                    }
+                    if item.open && deadline < now {
+                        let mismatch = item.exp.subject.check(world).expect_err("not held yet");
+                        notes.push(item.decide(Verdict::Failed { at: deadline, mismatch }));
+                    }
+                }
+                When::During { from, until } => {
+                    if !item.open && from <= now {
+                        item.open = true;
+                        if let Err(mismatch) = item.exp.subject.check(world) {
+                            notes.push(item.decide(Verdict::Failed { at: from, mismatch }));
+                            continue;
+                        }
+                    }
+                    if item.open && until < now {
+                        notes.push(item.decide(Verdict::Held { converged: None }));
+                    }
+                }
+                When::At(_) => {}
+            }
+        }
+        notes
+    }
+
+    pub fn after_event(&mut self, t: SimTime, world: &World) -> Vec<CheckNote> {
+        let mut notes = Vec::new();
+        for item in self.items.iter_mut().filter(|i| i.open && i.verdict.is_none()) {
+            let revision = item.exp.subject.revision(world);
+            if item.last_revision.as_ref() == Some(&revision) {
+                continue;
+            }
+            item.last_revision = Some(revision);
+            match (item.exp.when, item.exp.subject.check(world)) {
+                (When::By { from, .. }, Ok(())) => {
+                    notes.push(item.decide(Verdict::Held { converged: Some(t.since(from)) }));
+                }
+                (When::During { .. }, Err(mismatch)) => {
+                    notes.push(item.decide(Verdict::Failed { at: t, mismatch }));
+                }
+                _ => {}
+            }
+        }
+        notes
+    }
+
+    /// Every expectation with its verdict, in scenario order. Undecided ones (the run stopped
+    /// early) count as failed at the last instant.
+    pub fn verdicts(&self) -> Vec<(Expectation, Verdict)> {
+        self.items
+            .iter()
+            .map(|i| {
+                let v = i.verdict.clone().unwrap_or(Verdict::Failed {
+                    at: SimTime::ZERO,
+                    mismatch: super::Mismatch { expected: "a verdict".into(), got: "the run ended first".into() },
+                });
+                (i.exp.clone(), v)
+            })
+            .collect()
+    }
+}
+
+impl Item {
+    fn decide(&mut self, verdict: Verdict) -> CheckNote {
+        self.open = false;
+        let name = self.exp.name.clone();
+        let note = match &verdict {
+            Verdict::Held { converged } => CheckNote::Held { name, converged: *converged },
+            Verdict::Failed { at, mismatch } => CheckNote::Failed {
+                name,
+                at: *at,
+                detail: format!("expected {}; got {}", mismatch.expected, mismatch.got),
+            },
+        };
+        self.verdict = Some(verdict);
+        note
+    }
+}

@@ -1,0 +1,209 @@
+//! What an expectation is about, and how it is read off the world.
+
+use super::Mismatch;
+use crate::rocketmq::types::BrokerAddrInfo;
+use crate::rocketmq::types::{perm, TopicRouteData};
+use crate::sim::world::World;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subject {
+    /// A topic's route as a name server would answer `GET_ROUTEINFO_BY_TOPIC` now.
+    Route { namesrv: String, topic: String, want: RouteWant },
+    /// A client's cached route for a topic (what it would send with).
+    Client { client: String, topic: String, want: RouteWant },
+    /// Whether a broker process has an entry in a name server's `brokerLiveTable`.
+    Live { namesrv: String, broker: String, present: bool },
+    /// The broker names a name server lists under a cluster (`clusterAddrTable`).
+    Cluster { namesrv: String, cluster: String, brokers: BTreeSet<String> },
+}
+
+/// The parts of a route a scenario asserts; `None` fields are not checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouteWant {
+    /// `true`: no route (`TOPIC_NOT_EXIST`); `false`: some route.
+    pub absent: Option<bool>,
+    /// Exactly these broker names have queues in the route.
+    pub brokers: Option<BTreeSet<String>>,
+    /// For each listed broker name, exactly these id → address pairs.
+    pub addrs: Option<BTreeMap<String, BTreeMap<u64, String>>>,
+    /// For each listed broker name, its queue perm (read/write bits).
+    pub perm: Option<BTreeMap<String, u32>>,
+    /// For each listed broker name, (read, write) queue counts.
+    pub queues: Option<BTreeMap<String, (u32, u32)>>,
+    /// Clients only: how many queues a producer would send to (writable, with a master).
+    pub writable_queues: Option<u32>,
+}
+
+impl Subject {
+    pub fn check(&self, world: &World) -> Result<(), Mismatch> {
+        match self {
+            Subject::Route { namesrv, topic, want } => {
+                let route = world.namesrv(namesrv).and_then(|t| t.borrow().pickup_topic_route_data(topic));
+                want.check(route.as_ref(), None)
+            }
+            Subject::Client { client, topic, want } => {
+                let Some(core) = world.client(client) else {
+                    return Err(Mismatch { expected: want.describe(), got: format!("{client} is not running") });
+                };
+                let core = core.borrow();
+                let writable = core.publish_queues(topic).values().sum();
+                want.check(core.route(topic), Some(writable))
+            }
+            Subject::Live { namesrv, broker, present } => {
+                let facts = &world.brokers[broker];
+                let key = BrokerAddrInfo::new(&facts.cluster, &facts.addr);
+                let is = world.namesrv(namesrv).is_some_and(|t| t.borrow().broker_live_table().contains_key(&key));
+                let word = |p: bool| if p { "live entry present" } else { "no live entry" };
+                if is == *present {
+                    Ok(())
+                } else {
+                    Err(Mismatch { expected: format!("{broker} ({key}): {}", word(*present)), got: word(is).into() })
+                }
+            }
+            Subject::Cluster { namesrv, cluster, brokers } => {
+                let got: BTreeSet<String> = world
+                    .namesrv(namesrv)
+                    .and_then(|t| t.borrow().cluster_addr_table().get(cluster).cloned())
+                    .unwrap_or_default();
+                if &got == brokers {
+                    Ok(())
+                } else {
+                    Err(Mismatch { expected: format!("cluster {cluster} = {}", list(brokers)), got: list(&got) })
+                }
+            }
+        }
+    }
+
+    /// Changes whenever the answer of `check` could change.
+    pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
+        match self {
+            Subject::Route { namesrv, .. } | Subject::Live { namesrv, .. } | Subject::Cluster { namesrv, .. } => {
+                vec![world.namesrv_revision(namesrv)]
+            }
+            Subject::Client { client, .. } => vec![world.client_revision(client)],
+        }
+    }
+}
+
+fn list<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
+    let v: Vec<&str> = names.into_iter().map(String::as_str).collect();
+    format!("[{}]", v.join(", "))
+}
+
+impl RouteWant {
+    fn check(&self, route: Option<&TopicRouteData>, writable: Option<u32>) -> Result<(), Mismatch> {
+        let ok = self.holds(route, writable);
+        if ok {
+            return Ok(());
+        }
+        let mut got = describe_route(route);
+        if let (Some(_), Some(w)) = (self.writable_queues, writable) {
+            got.push_str(&format!("; {w} writable queues"));
+        }
+        Err(Mismatch { expected: self.describe(), got })
+    }
+
+    fn holds(&self, route: Option<&TopicRouteData>, writable: Option<u32>) -> bool {
+        if let Some(absent) = self.absent {
+            if absent != route.is_none() {
+                return false;
+            }
+        }
+        if let Some(w) = self.writable_queues {
+            if writable != Some(w) {
+                return false;
+            }
+        }
+        let empty = TopicRouteData::default();
+        let route = route.unwrap_or(&empty);
+        if let Some(want) = &self.brokers {
+            let got: BTreeSet<String> = route.queue_datas.iter().map(|q| q.broker_name.clone()).collect();
+            if &got != want {
+                return false;
+            }
+        }
+        if let Some(want) = &self.addrs {
+            for (name, ids) in want {
+                let got = route.broker_datas.iter().find(|b| &b.broker_name == name).map(|b| &b.broker_addrs);
+                if got != Some(ids) {
+                    return false;
+                }
+            }
+        }
+        if let Some(want) = &self.perm {
+            for (name, p) in want {
+                let got = route.queue_datas.iter().find(|q| &q.broker_name == name).map(|q| q.perm & perm::READ_WRITE);
+                if got != Some(*p) {
+                    return false;
+                }
+            }
+        }
+        if let Some(want) = &self.queues {
+            for (name, (r, w)) in want {
+                let got = route.queue_datas.iter().find(|q| &q.broker_name == name);
+                if got.map(|q| (q.read_queue_nums, q.write_queue_nums)) != Some((*r, *w)) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The claim in words, fields in a fixed order.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match self.absent {
+            Some(true) => parts.push("absent".to_string()),
+            Some(false) => parts.push("present".to_string()),
+            None => {}
+        }
+        if let Some(b) = &self.brokers {
+            parts.push(format!("brokers {}", list(b)));
+        }
+        if let Some(a) = &self.addrs {
+            for (name, ids) in a {
+                parts.push(format!("{name} {}", addrs(ids)));
+            }
+        }
+        if let Some(p) = &self.perm {
+            for (name, perm) in p {
+                parts.push(format!("{name} perm {}", perm::to_text(*perm)));
+            }
+        }
+        if let Some(q) = &self.queues {
+            for (name, (r, w)) in q {
+                parts.push(format!("{name} queues {r}r/{w}w"));
+            }
+        }
+        if let Some(w) = self.writable_queues {
+            parts.push(format!("{w} writable queues"));
+        }
+        parts.join("; ")
+    }
+}
+
+fn addrs(ids: &BTreeMap<u64, String>) -> String {
+    let v: Vec<String> = ids.iter().map(|(id, a)| format!("{id}={a}")).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+/// A route as one sorted line: `broker-a rw 4r/4w {0=10.0.0.1:10911}; broker-b ...`.
+pub fn describe_route(route: Option<&TopicRouteData>) -> String {
+    let Some(route) = route else { return "absent (TOPIC_NOT_EXIST)".into() };
+    let mut parts: Vec<String> = route
+        .queue_datas
+        .iter()
+        .map(|q| {
+            let ids = route
+                .broker_datas
+                .iter()
+                .find(|b| b.broker_name == q.broker_name)
+                .map(|b| addrs(&b.broker_addrs))
+                .unwrap_or_else(|| "{no BrokerData}".into());
+            format!("{} {} {}r/{}w {ids}", q.broker_name, perm::to_text(q.perm), q.read_queue_nums, q.write_queue_nums)
+        })
+        .collect();
+    parts.sort();
+    parts.join("; ")
+}

@@ -1,0 +1,202 @@
+//! What a trace event says: one enum per area, each with its timeline wording.
+//!
+//! Model-specific notes live beside their models (`crate::rocketmq::notes`, `crate::nacos::notes`);
+//! this file holds the ones the machinery itself writes and the `What` that joins them.
+
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::ChannelId;
+use crate::sim::network::ConnectFailure;
+use serde::Serialize;
+use std::fmt;
+
+pub use crate::nacos::notes::NacosNote;
+pub use crate::rocketmq::notes::RmqNote;
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "area", rename_all = "snake_case")]
+pub enum What {
+    Run(RunNote),
+    Fault(FaultNote),
+    Net(NetNote),
+    Rmq(RmqNote),
+    Nacos(NacosNote),
+    Check(CheckNote),
+}
+
+impl What {
+    /// Routine events (a refresh that changes nothing) are left out of the default timeline.
+    pub fn is_routine(&self) -> bool {
+        match self {
+            What::Net(n) => n.is_routine(),
+            What::Rmq(n) => n.is_routine(),
+            What::Nacos(n) => n.is_routine(),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for What {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            What::Run(n) => n.fmt(f),
+            What::Fault(n) => n.fmt(f),
+            What::Net(n) => n.fmt(f),
+            What::Rmq(n) => n.fmt(f),
+            What::Nacos(n) => n.fmt(f),
+            What::Check(n) => n.fmt(f),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunNote {
+    Begin { scenario: String, seed: u64, duration: SimDuration },
+    ProcessStarted { node: String },
+    End { events: u64 },
+}
+
+impl fmt::Display for RunNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunNote::Begin { scenario, seed, duration } => {
+                write!(f, "scenario \"{scenario}\" begins (seed {seed}, runs {duration})")
+            }
+            RunNote::ProcessStarted { node } => write!(f, "{node} starts"),
+            RunNote::End { events } => write!(f, "scenario ends after {events} events"),
+        }
+    }
+}
+
+/// A fault or operator action, as applied.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum FaultNote {
+    Applied { name: String, action: String },
+}
+
+impl fmt::Display for FaultNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultNote::Applied { name, action } if name == action => write!(f, "** {action}"),
+            FaultNote::Applied { name, action } => write!(f, "** {action}  [{name}]"),
+        }
+    }
+}
+
+/// Why the network did not deliver a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Random link loss.
+    Lost,
+    /// A partition or one-way block.
+    Cut,
+    /// Nobody at the destination (host down).
+    NoHost,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum NetNote {
+    Dropped {
+        from: String,
+        to: String,
+        msg: &'static str,
+        reason: DropReason,
+    },
+    ConnectFailed {
+        from: String,
+        to: String,
+        msg: &'static str,
+        reason: ConnectFailure,
+    },
+    /// `by` closed its end of the channel; `fin` says whether the peer will hear of it.
+    Closed {
+        channel: ChannelId,
+        by: String,
+        peer: String,
+        reason: &'static str,
+        fin: bool,
+    },
+    /// A packet hit an end that was closed: the sender gets an RST.
+    Reset {
+        channel: ChannelId,
+        from: String,
+        to: String,
+        msg: &'static str,
+    },
+    /// A hung process's parked input and timers run now that it resumed.
+    Unparked {
+        node: String,
+        entries: usize,
+    },
+    Opened {
+        channel: ChannelId,
+        client: String,
+        server: String,
+    },
+}
+
+impl NetNote {
+    fn is_routine(&self) -> bool {
+        matches!(self, NetNote::Opened { .. })
+    }
+}
+
+impl fmt::Display for NetNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetNote::Dropped { from, to, msg, reason } => {
+                let why = match reason {
+                    DropReason::Lost => "lost on the link",
+                    DropReason::Cut => "link is cut",
+                    DropReason::NoHost => "host is down",
+                };
+                write!(f, "{msg} {from} -> {to} dropped: {why}")
+            }
+            NetNote::ConnectFailed { from, to, msg, reason } => {
+                let why = match reason {
+                    ConnectFailure::Refused => "connection refused (nothing listening)",
+                    ConnectFailure::TimedOut => "connect timed out (no answer)",
+                };
+                write!(f, "{msg} {from} -> {to} failed: {why}")
+            }
+            NetNote::Closed { channel, by, peer, reason, fin } => {
+                let heard = if *fin { "FIN sent" } else { "peer will not hear it" };
+                write!(f, "{channel} {by}<->{peer} closed by {by} ({reason}); {heard}")
+            }
+            NetNote::Reset { channel, from, to, msg } => {
+                write!(f, "{msg} {from} -> {to} on {channel}: end closed, RST back to {from}")
+            }
+            NetNote::Unparked { node, entries } => {
+                write!(f, "{node} resumes: {entries} buffered inputs and overdue timers run")
+            }
+            NetNote::Opened { channel, client, server } => {
+                write!(f, "{channel} opened {client} -> {server}")
+            }
+        }
+    }
+}
+
+/// An expectation's verdict, written into the trace when it is decided.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum CheckNote {
+    Held { name: String, converged: Option<SimDuration> },
+    Failed { name: String, at: SimTime, detail: String },
+}
+
+impl fmt::Display for CheckNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckNote::Held { name, converged: Some(d) } => {
+                write!(f, "expectation \"{name}\" held (converged after {d})")
+            }
+            CheckNote::Held { name, converged: None } => write!(f, "expectation \"{name}\" held"),
+            CheckNote::Failed { name, at, detail } => {
+                write!(f, "expectation \"{name}\" FAILED at {at}: {detail}")
+            }
+        }
+    }
+}

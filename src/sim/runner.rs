@@ -1,0 +1,99 @@
+//! Runs one scenario: builds the actor system on a paused clock, lets it play out, and collects
+//! the verdicts and the trace digest.
+//!
+//! Each run owns one actix `System` over a current-thread tokio runtime whose clock starts
+//! paused, so a run is single-threaded and its virtual time jumps from event to event. Runs are
+//! independent; `routesim check` runs several on separate threads.
+
+use crate::actors::director::Director;
+use crate::actors::network::{Net, NetworkActor};
+use crate::sim::clock::SimTime;
+use crate::sim::expect::checker::Checker;
+use crate::sim::expect::{Expectation, Verdict};
+use crate::sim::network::{LinkParams, LinkRules};
+use crate::sim::notes::{RunNote, What};
+use crate::sim::observe::Obs;
+use crate::sim::scenario::Scenario;
+use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
+use crate::sim::world::{BrokerFacts, World};
+use actix::prelude::*;
+use std::sync::Arc;
+
+#[derive(Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    pub trace: TraceOptions,
+}
+
+pub struct RunReport {
+    pub scenario: String,
+    pub seed: u64,
+    pub end: SimTime,
+    pub verdicts: Vec<(Expectation, Verdict)>,
+    pub digest: String,
+    pub events: u64,
+    /// The events, when `TraceOptions::keep` was set.
+    pub kept: Vec<TraceEvent>,
+    /// The first error writing the timeline or trace file.
+    pub io_error: Option<std::io::Error>,
+}
+
+impl RunReport {
+    pub fn all_held(&self) -> bool {
+        self.verdicts.iter().all(|(_, v)| v.held())
+    }
+}
+
+fn world_for(scenario: &Scenario) -> World {
+    let brokers = scenario
+        .brokers
+        .iter()
+        .map(|b| {
+            let facts = BrokerFacts {
+                cluster: b.config.cluster.clone(),
+                broker_name: b.config.broker_name.clone(),
+                addr: b.config.addr.clone(),
+            };
+            (b.name.clone(), facts)
+        })
+        .collect();
+    World::new(brokers)
+}
+
+pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
+    let seed = opts.seed.unwrap_or(scenario.seed);
+    let end = SimTime::ZERO + scenario.duration;
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("a current-thread tokio runtime can always be built")
+    };
+    let system = actix_rt::System::with_tokio_rt(runtime);
+    let name = scenario.name.clone();
+    let scenario = scenario.clone();
+    let obs = system.block_on(async move {
+        let checker = Checker::new(scenario.expects.clone());
+        let obs = Obs::new(Trace::new(opts.trace), checker, world_for(&scenario));
+        let n = &scenario.network;
+        let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
+        let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
+        let run: Arc<str> = Arc::from("run");
+        let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
+        obs.record(SimTime::ZERO, &run, What::Run(begin));
+        Director::new(net.clone(), obs.clone(), scenario).start();
+        let (done, finished) = tokio::sync::oneshot::channel();
+        NetworkActor { net, end, done: Some(done) }.start();
+        let _ = finished.await;
+        let events = obs.trace.borrow().count();
+        obs.record(end, &run, What::Run(RunNote::End { events: events + 1 }));
+        obs
+    });
+    let verdicts = obs.checker.borrow().verdicts();
+    let trace = std::mem::replace(&mut *obs.trace.borrow_mut(), Trace::new(TraceOptions::default()));
+    let (digest, events) = (trace.digest(), trace.count());
+    let (kept, io_error) = trace.finish();
+    RunReport { scenario: name, seed, end, verdicts, digest, events, kept, io_error }
+}

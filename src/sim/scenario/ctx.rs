@@ -1,0 +1,172 @@
+//! Validation context: collects errors with positions and knows the names defined so far.
+
+use super::error::{nearest, Locator, ScenarioError};
+use super::raw::S;
+use crate::rocketmq::types::perm;
+use crate::sim::clock::{parse_duration, SimDuration, SimTime};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The kinds of process a name can refer to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Namesrv,
+    Broker,
+    Client,
+}
+
+impl Kind {
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Namesrv => "name server",
+            Kind::Broker => "broker",
+            Kind::Client => "client",
+        }
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Namesrv => "[[namesrv]]",
+            Kind::Broker => "[[broker]]",
+            Kind::Client => "[[client]]",
+        }
+    }
+}
+
+pub struct Ctx<'a> {
+    loc: Locator<'a>,
+    pub errors: Vec<ScenarioError>,
+    pub duration: SimDuration,
+    /// Every process name with its kind, in definition order.
+    pub procs: BTreeMap<String, Kind>,
+    order: Vec<String>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(path: &'a Path, source: &'a str) -> Self {
+        Ctx {
+            loc: Locator::new(path, source),
+            errors: Vec::new(),
+            duration: SimDuration::ZERO,
+            procs: BTreeMap::new(),
+            order: Vec::new(),
+        }
+    }
+
+    pub fn error(&mut self, span: std::ops::Range<usize>, message: impl Into<String>, help: Option<String>) {
+        let e = self.loc.error(span, message, help);
+        self.errors.push(e);
+    }
+
+    /// Records an error and yields `None`, for `?`-style chains.
+    pub fn fail<T>(
+        &mut self,
+        span: std::ops::Range<usize>,
+        message: impl Into<String>,
+        help: Option<&str>,
+    ) -> Option<T> {
+        self.error(span, message, help.map(str::to_string));
+        None
+    }
+
+    pub fn duration(&mut self, v: &S<String>) -> Option<SimDuration> {
+        match parse_duration(v.get_ref()) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                let help = "write it like \"30s\", \"1m30s\", \"250ms\" or \"1.5s\"";
+                self.fail(v.span(), format!("invalid duration {:?}: {}", e.input, e.why), Some(help))
+            }
+        }
+    }
+
+    pub fn duration_or(&mut self, v: &Option<S<String>>, default: SimDuration) -> SimDuration {
+        v.as_ref().and_then(|v| self.duration(v)).unwrap_or(default)
+    }
+
+    /// A point in the run: a duration from the start, no later than the scenario's duration.
+    pub fn time(&mut self, v: &S<String>) -> Option<SimTime> {
+        let d = self.duration(v)?;
+        self.within_run(v.span(), SimTime::ZERO + d)
+    }
+
+    pub fn time_or_zero(&mut self, v: &Option<S<String>>) -> SimTime {
+        v.as_ref().and_then(|v| self.time(v)).unwrap_or(SimTime::ZERO)
+    }
+
+    pub fn within_run(&mut self, span: std::ops::Range<usize>, t: SimTime) -> Option<SimTime> {
+        if t.millis() > self.duration.millis() {
+            let msg = format!("{t} is past the end of the scenario ({})", self.duration);
+            return self.fail(span, msg, Some("raise [scenario] duration or move this earlier"));
+        }
+        Some(t)
+    }
+
+    pub fn perm(&mut self, v: &S<String>) -> Option<u32> {
+        match perm::from_text(v.get_ref()) {
+            Some(p) => Some(p),
+            None => self.fail(
+                v.span(),
+                format!("invalid perm {:?}", v.get_ref()),
+                Some("use \"rw\", \"r\", \"w\" or \"-\""),
+            ),
+        }
+    }
+
+    /// A whole number no smaller than `min`.
+    pub fn count(&mut self, v: &S<i64>, what: &str, min: i64) -> Option<u32> {
+        let n = *v.get_ref();
+        if n < min || n > u32::MAX as i64 {
+            return self.fail(v.span(), format!("{what} must be at least {min}, got {n}"), None);
+        }
+        Some(n as u32)
+    }
+
+    /// Defines a process name; duplicates are an error.
+    pub fn define(&mut self, name: &S<String>, kind: Kind) -> bool {
+        let n = name.get_ref();
+        if n.is_empty() || n.contains(char::is_whitespace) {
+            self.error(
+                name.span(),
+                format!("invalid name {n:?}"),
+                Some("names are non-empty and have no spaces".into()),
+            );
+            return false;
+        }
+        if let Some(prev) = self.procs.get(n) {
+            let msg = format!("duplicate name {n:?}: already used by a {}", prev.word());
+            self.error(name.span(), msg, Some("every process needs its own name".into()));
+            return false;
+        }
+        self.procs.insert(n.clone(), kind);
+        self.order.push(n.clone());
+        true
+    }
+
+    /// A reference to a process of one of `kinds`.
+    pub fn refer(&mut self, name: &S<String>, kinds: &[Kind]) -> Option<String> {
+        let n = name.get_ref();
+        match self.procs.get(n) {
+            Some(k) if kinds.contains(k) => Some(n.clone()),
+            Some(k) => {
+                let want: Vec<&str> = kinds.iter().map(|k| k.word()).collect();
+                self.fail(name.span(), format!("{n:?} is a {}, expected a {}", k.word(), want.join(" or ")), None)
+            }
+            None => {
+                let candidates: Vec<&str> =
+                    self.order.iter().filter(|p| kinds.contains(&self.procs[*p])).map(String::as_str).collect();
+                let help = match nearest(n, candidates.iter().copied()) {
+                    Some(near) => format!("did you mean {near:?}?"),
+                    None if candidates.is_empty() => format!("define it in a {} table", kinds[0].table()),
+                    None => format!("defined: {}", candidates.join(", ")),
+                };
+                let what: Vec<&str> = kinds.iter().map(|k| k.word()).collect();
+                self.fail(name.span(), format!("unknown {} {n:?}", what.join(" or ")), Some(&help))
+            }
+        }
+    }
+
+    /// Names of every process of `kind`, in definition order.
+    pub fn names(&self, kind: Kind) -> Vec<String> {
+        self.order.iter().filter(|p| self.procs[*p] == kind).cloned().collect()
+    }
+}

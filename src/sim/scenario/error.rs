@@ -1,0 +1,93 @@
+//! Scenario errors: every one names the file, line and column, says what is wrong and, where
+//! it can, what would be right.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.column, self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// All problems found in one file, in file order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioErrors {}
+
+/// Turns byte spans into `line:column` (both 1-based, columns in characters).
+pub struct Locator<'a> {
+    file: &'a Path,
+    source: &'a str,
+}
+
+impl<'a> Locator<'a> {
+    pub fn new(file: &'a Path, source: &'a str) -> Self {
+        Locator { file, source }
+    }
+
+    pub fn error(&self, span: Range<usize>, message: impl Into<String>, help: Option<String>) -> ScenarioError {
+        let at = span.start.min(self.source.len());
+        let before = &self.source[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ScenarioError { file: self.file.to_path_buf(), line, column, message: message.into(), help }
+    }
+}
+
+/// The candidate nearest to `word`, if it is close enough to be a plausible typo.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_become_one_based_lines_and_columns() {
+        let src = "a = 1\nbb = 2\n";
+        let loc = Locator::new(Path::new("x.toml"), src);
+        let e = loc.error(9..10, "bad", None);
+        assert_eq!((e.line, e.column), (2, 4));
+        assert_eq!(e.to_string(), "x.toml:2:4: bad");
+    }
+
+    #[test]
+    fn typos_find_their_key() {
+        assert_eq!(nearest("scan_intervall", ["name", "scan_interval", "start"]), Some("scan_interval"));
+        assert_eq!(nearest("zzz", ["name", "start"]), None);
+    }
+}

@@ -1,0 +1,216 @@
+//! `[[expect]]` tables: a name, one time frame (`at` | `after`+`within` | `from`+`until`) and one
+//! subject (`route` | `client` | `live` | `cluster`).
+
+use super::ctx::{Ctx, Kind};
+use super::error::nearest;
+use super::raw::{RawExpect, RawRoute, S};
+use super::timeline::{find_anchor, Placed};
+use crate::sim::clock::{parse_duration, SimTime};
+use crate::sim::expect::{Expectation, RouteWant, Subject, When};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct Known<'a> {
+    pub events: &'a [Placed],
+    pub topics: &'a [String],
+    pub broker_names: &'a [String],
+}
+
+pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expectation> {
+    let mut out: Vec<Expectation> = Vec::new();
+    for r in raw {
+        let span = r.span();
+        let r = r.into_inner();
+        if out.iter().any(|e| &e.name == r.name.get_ref()) {
+            ctx.error(r.name.span(), format!("duplicate expectation name {:?}", r.name.get_ref()), None);
+            continue;
+        }
+        let when = when(ctx, &r, span.clone(), known.events);
+        let subject = subject(ctx, &r, span, known);
+        if let (Some(when), Some(subject)) = (when, subject) {
+            out.push(Expectation { name: r.name.into_inner(), when, subject });
+        }
+    }
+    out
+}
+
+/// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"`.
+fn point(ctx: &mut Ctx, v: &S<String>, events: &[Placed]) -> Option<SimTime> {
+    let text = v.get_ref().trim();
+    if parse_duration(text).is_ok() {
+        return ctx.time(v);
+    }
+    let (name, offset) = match text.rsplit_once('+') {
+        Some((n, d)) if parse_duration(d.trim()).is_ok() => (n.trim(), parse_duration(d.trim()).ok()?),
+        _ => (text, Default::default()),
+    };
+    match find_anchor(events, name) {
+        Ok(t) => ctx.within_run(v.span(), t + offset),
+        Err(msg) => {
+            let names: Vec<&str> = events.iter().map(|p| p.event.name.as_str()).collect();
+            let help = match nearest(name, names.iter().copied()) {
+                Some(n) => format!("did you mean {n:?}? (a time like \"90s\" works too)"),
+                None => "use a time like \"90s\", a fault's name, or \"NAME + 5s\"".into(),
+            };
+            ctx.fail(v.span(), msg, Some(&help))
+        }
+    }
+}
+
+fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &[Placed]) -> Option<When> {
+    match (&r.at, &r.after, &r.within, &r.from, &r.until) {
+        (Some(at), None, None, None, None) => Some(When::At(point(ctx, at, events)?)),
+        (None, Some(after), Some(within), None, None) => {
+            let from = point(ctx, after, events)?;
+            let d = ctx.duration(within)?;
+            let deadline = ctx.within_run(within.span(), from + d)?;
+            Some(When::By { from, deadline })
+        }
+        (None, None, None, Some(from), Some(until)) => {
+            let (from_t, until_t) = (point(ctx, from, events)?, point(ctx, until, events)?);
+            if until_t < from_t {
+                return ctx.fail(until.span(), format!("`until` ({until_t}) is before `from` ({from_t})"), None);
+            }
+            Some(When::During { from: from_t, until: until_t })
+        }
+        _ => ctx.fail(
+            span,
+            "an expectation needs exactly one time frame",
+            Some(
+                "use `at = T`, or `after = T` with `within = D` (eventually), or `from = T` with `until = T` (always)",
+            ),
+        ),
+    }
+}
+
+fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &Known) -> Option<Subject> {
+    let count =
+        [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()].iter().filter(|x| **x).count();
+    if count != 1 {
+        return ctx.fail(
+            span,
+            format!("an expectation needs exactly one subject, found {count}"),
+            Some("one of `route`, `client`, `live`, `cluster`"),
+        );
+    }
+    if let Some(route) = &r.route {
+        let rr = route.get_ref();
+        let Some(ns) = &rr.namesrv else {
+            return ctx.fail(
+                route.span(),
+                "a route subject needs `namesrv`",
+                Some("or use `client = { client = ..., topic = ... }` for a client's view"),
+            );
+        };
+        if let Some(c) = &rr.client {
+            return ctx.fail(
+                c.span(),
+                "`client` does not belong in a route subject",
+                Some("use a `client` subject for a client's view"),
+            );
+        }
+        if let Some(w) = &rr.writable_queues {
+            return ctx.fail(w.span(), "`writable_queues` is a client claim", Some("use a `client` subject"));
+        }
+        let namesrv = ctx.refer(ns, &[Kind::Namesrv]);
+        let (topic, want) = (topic(ctx, rr, known), want(ctx, rr, known));
+        return Some(Subject::Route { namesrv: namesrv?, topic: topic?, want: want? });
+    }
+    if let Some(client) = &r.client {
+        let rr = client.get_ref();
+        let Some(c) = &rr.client else { return ctx.fail(client.span(), "a client subject needs `client`", None) };
+        if let Some(ns) = &rr.namesrv {
+            return ctx.fail(
+                ns.span(),
+                "`namesrv` does not belong in a client subject",
+                Some("a client reads from the name server it chose"),
+            );
+        }
+        let name = ctx.refer(c, &[Kind::Client]);
+        let (topic, want) = (topic(ctx, rr, known), want(ctx, rr, known));
+        return Some(Subject::Client { client: name?, topic: topic?, want: want? });
+    }
+    if let Some(live) = &r.live {
+        let l = live.get_ref();
+        let namesrv = ctx.refer(&l.namesrv, &[Kind::Namesrv]);
+        let broker = ctx.refer(&l.broker, &[Kind::Broker]);
+        return Some(Subject::Live { namesrv: namesrv?, broker: broker?, present: l.present });
+    }
+    let cl = r.cluster.as_ref()?.get_ref();
+    let namesrv = ctx.refer(&cl.namesrv, &[Kind::Namesrv]);
+    let brokers = broker_names(ctx, &cl.brokers, known)?;
+    Some(Subject::Cluster { namesrv: namesrv?, cluster: cl.cluster.get_ref().clone(), brokers })
+}
+
+fn topic(ctx: &mut Ctx, r: &RawRoute, known: &Known) -> Option<String> {
+    let t = r.topic.get_ref();
+    if known.topics.contains(t) {
+        return Some(t.clone());
+    }
+    let help = nearest(t, known.topics.iter().map(String::as_str)).map(|n| format!("did you mean {n:?}?"));
+    ctx.fail(r.topic.span(), format!("unknown topic {t:?}: no broker has it"), help.as_deref())
+}
+
+fn broker_name(ctx: &mut Ctx, name: &str, span: std::ops::Range<usize>, known: &Known) -> Option<String> {
+    if known.broker_names.iter().any(|b| b == name) {
+        return Some(name.to_string());
+    }
+    let help = nearest(name, known.broker_names.iter().map(String::as_str)).map(|n| format!("did you mean {n:?}?"));
+    ctx.fail(span, format!("no broker has broker_name {name:?}"), help.as_deref())
+}
+
+fn broker_names(ctx: &mut Ctx, list: &[S<String>], known: &Known) -> Option<BTreeSet<String>> {
+    let names: Vec<Option<String>> = list.iter().map(|b| broker_name(ctx, b.get_ref(), b.span(), known)).collect();
+    names.into_iter().collect()
+}
+
+fn want(ctx: &mut Ctx, r: &RawRoute, known: &Known) -> Option<RouteWant> {
+    let mut w = RouteWant { absent: r.absent, ..Default::default() };
+    if let Some(b) = &r.brokers {
+        w.brokers = Some(broker_names(ctx, b, known)?);
+    }
+    if let Some(a) = &r.addrs {
+        let mut map = BTreeMap::new();
+        for (name, ids) in a.get_ref() {
+            broker_name(ctx, name, a.span(), known)?;
+            let mut by_id = BTreeMap::new();
+            for (id, addr) in ids {
+                let Ok(id) = id.parse::<u64>() else {
+                    return ctx.fail(
+                        a.span(),
+                        format!("broker id {id:?} is not a number"),
+                        Some("write addrs = { broker-a = { 0 = \"10.0.0.1:10911\" } }"),
+                    );
+                };
+                by_id.insert(id, addr.clone());
+            }
+            map.insert(name.clone(), by_id);
+        }
+        w.addrs = Some(map);
+    }
+    if let Some(p) = &r.perm {
+        let mut map = BTreeMap::new();
+        for (name, text) in p.get_ref() {
+            broker_name(ctx, name, p.span(), known)?;
+            let Some(bits) = crate::rocketmq::types::perm::from_text(text) else {
+                return ctx.fail(p.span(), format!("invalid perm {text:?}"), Some("use \"rw\", \"r\", \"w\" or \"-\""));
+            };
+            map.insert(name.clone(), bits);
+        }
+        w.perm = Some(map);
+    }
+    if let Some(q) = &r.queues {
+        let mut map = BTreeMap::new();
+        for (name, counts) in q.get_ref() {
+            broker_name(ctx, name, q.span(), known)?;
+            if counts.read < 0 || counts.write < 0 {
+                return ctx.fail(q.span(), "queue counts cannot be negative", None);
+            }
+            map.insert(name.clone(), (counts.read as u32, counts.write as u32));
+        }
+        w.queues = Some(map);
+    }
+    if let Some(n) = &r.writable_queues {
+        w.writable_queues = Some(ctx.count(n, "writable_queues", 0)?);
+    }
+    Some(w)
+}

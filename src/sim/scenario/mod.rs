@@ -1,0 +1,185 @@
+//! Scenarios: load a TOML file, validate it, and get a plan the runner can execute.
+//!
+//! Loading has two stages, as in ripgrep's low/high args: `raw` mirrors the file (serde), and
+//! `validate` turns it into the [`Scenario`] below, applying defaults and reporting *every*
+//! problem with its `file:line:column`. Property tests build `Scenario` values directly.
+
+mod ctx;
+mod error;
+mod expects;
+mod raw;
+mod timeline;
+mod validate;
+
+use crate::rocketmq::broker::{BrokerConfig, TopicChange};
+use crate::rocketmq::route_table::NamesrvConfig;
+use crate::rocketmq::types::TopicConfig;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::expect::Expectation;
+pub use error::{ScenarioError, ScenarioErrors};
+use std::path::{Path, PathBuf};
+pub use timeline::describe;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub duration: SimDuration,
+    pub network: NetworkSpec,
+    pub namesrvs: Vec<NamesrvSpec>,
+    pub brokers: Vec<BrokerSpec>,
+    pub clients: Vec<ClientSpec>,
+    pub timeline: Vec<TimedEvent>,
+    pub expects: Vec<Expectation>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkSpec {
+    pub latency: SimDuration,
+    pub jitter: SimDuration,
+    pub loss: f64,
+    pub connect_timeout: SimDuration,
+}
+
+impl Default for NetworkSpec {
+    fn default() -> Self {
+        NetworkSpec {
+            latency: SimDuration::from_millis(1),
+            jitter: SimDuration::ZERO,
+            loss: 0.0,
+            connect_timeout: SimDuration::from_secs(3),
+        }
+    }
+}
+
+/// A RocketMQ name server process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamesrvSpec {
+    pub name: String,
+    pub start: SimTime,
+    pub table: NamesrvConfig,
+    /// `scanNotActiveBrokerInterval`, default 5 s.
+    pub scan_interval: SimDuration,
+    /// The scan's initial delay: 5 s on develop since #9682 (5 ms in 5.0.0–5.3.3).
+    pub scan_initial_delay: SimDuration,
+    /// `unRegisterBrokerQueueCapacity`, default 3000.
+    pub queue_capacity: usize,
+    /// Time the batch thread takes between `take()` and applying the batch; default 0.
+    pub unregister_delay: SimDuration,
+    /// Netty's idle close (`serverChannelMaxIdleTimeSeconds`); off unless set.
+    pub idle_close: Option<SimDuration>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrokerSpec {
+    pub name: String,
+    pub config: BrokerConfig,
+    pub namesrvs: Vec<String>,
+    pub start: SimTime,
+    pub topics: Vec<TopicConfig>,
+}
+
+/// A producer or consumer that polls routes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientSpec {
+    pub name: String,
+    pub namesrvs: Vec<String>,
+    pub topics: Vec<String>,
+    /// `pollNameServerInterval`, default 30 s.
+    pub poll_interval: SimDuration,
+    /// `mqClientApiTimeout`, default 3 s.
+    pub timeout: SimDuration,
+    pub start: SimTime,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedEvent {
+    pub at: SimTime,
+    /// The name expectations use as an anchor; defaults to the action's description.
+    pub name: String,
+    pub action: Action,
+}
+
+/// Faults and operator actions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// `kill -9` with the host alive: sockets close, peers see FINs.
+    Crash(String),
+    /// The host dies: nothing is closed, peers only notice by timeouts.
+    HostDown(String),
+    /// SIGSTOP.
+    Hang(String),
+    /// SIGCONT.
+    Resume(String),
+    /// SIGTERM: the process's shutdown hook runs (a broker unregisters from every name server).
+    Shutdown(String),
+    /// Start a stopped process again, with empty state.
+    Restart(String),
+    Partition(Vec<Vec<String>>),
+    Block {
+        from: String,
+        to: String,
+    },
+    /// Heal one named partition/block, or every cut (`None`).
+    Heal(Option<String>),
+    /// Packet loss on `from -> to` (and back when `both_ways`).
+    Loss {
+        from: String,
+        to: String,
+        rate: f64,
+        both_ways: bool,
+    },
+    Latency {
+        from: String,
+        to: String,
+        base: SimDuration,
+        jitter: SimDuration,
+        both_ways: bool,
+    },
+    WipeWritePerm {
+        namesrvs: Vec<String>,
+        broker_name: String,
+    },
+    AddWritePerm {
+        namesrvs: Vec<String>,
+        broker_name: String,
+    },
+    DeleteTopic {
+        namesrvs: Vec<String>,
+        topic: String,
+        cluster: Option<String>,
+    },
+    Topic {
+        broker: String,
+        change: TopicChange,
+    },
+    SetBrokerId {
+        broker: String,
+        id: u64,
+    },
+    BrokerPermission {
+        broker: String,
+        perm: u32,
+    },
+}
+
+/// Why a scenario could not be loaded; both are "invalid input" (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Invalid(#[from] ScenarioErrors),
+}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    Ok(parse(path, &source)?)
+}
+
+/// Validates scenario text; `path` is only used in messages.
+pub fn parse(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
+    validate::validate(path, source)
+}

@@ -1,0 +1,257 @@
+//! The scenario file as written: serde structs that mirror the TOML one to one.
+//!
+//! Unknown keys are rejected (`deny_unknown_fields`). Values that validation may reject keep
+//! their position (`Spanned`) so the error can point at them. Defaults are applied during
+//! validation, where they are documented (`docs/scenario-format.md` lists every key).
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub type S<T> = Spanned<T>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub scenario: S<RawMeta>,
+    #[serde(default)]
+    pub network: Option<S<RawNetwork>>,
+    #[serde(default)]
+    pub namesrv: Vec<S<RawNamesrv>>,
+    #[serde(default)]
+    pub broker: Vec<S<RawBroker>>,
+    #[serde(default)]
+    pub client: Vec<S<RawClient>>,
+    #[serde(default)]
+    pub fault: Vec<S<RawEvent>>,
+    #[serde(default)]
+    pub action: Vec<S<RawEvent>>,
+    #[serde(default)]
+    pub expect: Vec<S<RawExpect>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMeta {
+    pub name: S<String>,
+    pub seed: Option<S<u64>>,
+    pub duration: S<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    pub latency: Option<S<String>>,
+    pub jitter: Option<S<String>>,
+    pub loss: Option<S<f64>>,
+    pub connect_timeout: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNamesrv {
+    pub name: S<String>,
+    pub start: Option<S<String>>,
+    pub scan_interval: Option<S<String>>,
+    pub scan_initial_delay: Option<S<String>>,
+    pub unregister_queue_capacity: Option<S<i64>>,
+    pub unregister_delay: Option<S<String>>,
+    pub idle_close: Option<S<String>>,
+    pub support_acting_master: Option<bool>,
+    pub notify_min_broker_id_changed: Option<bool>,
+    pub delete_topic_with_broker_registration: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBroker {
+    pub name: S<String>,
+    pub cluster: Option<S<String>>,
+    pub broker_name: S<String>,
+    pub id: Option<S<i64>>,
+    pub addr: S<String>,
+    pub namesrvs: Option<Vec<S<String>>>,
+    pub register_period: Option<S<String>>,
+    pub enable_acting_master: Option<bool>,
+    pub permission: Option<S<String>>,
+    pub system_topics: Option<bool>,
+    pub start: Option<S<String>>,
+    #[serde(default)]
+    pub topics: Vec<S<RawTopic>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopic {
+    pub name: S<String>,
+    pub read: Option<S<i64>>,
+    pub write: Option<S<i64>>,
+    pub perm: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClient {
+    pub name: S<String>,
+    pub namesrvs: Option<Vec<S<String>>>,
+    pub topics: Vec<S<String>>,
+    pub poll_interval: Option<S<String>>,
+    pub timeout: Option<S<String>>,
+    pub start: Option<S<String>>,
+}
+
+/// One `[[fault]]` or `[[action]]`: a time, an optional name, and exactly one verb.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    pub at: S<String>,
+    pub name: Option<S<String>>,
+    // process faults
+    pub crash: Option<S<String>>,
+    pub host_down: Option<S<String>>,
+    pub hang: Option<S<String>>,
+    pub resume: Option<S<String>>,
+    pub shutdown: Option<S<String>>,
+    pub restart: Option<S<String>>,
+    // network faults
+    pub partition: Option<S<Vec<Vec<S<String>>>>>,
+    pub block: Option<S<RawLink>>,
+    pub heal: Option<S<String>>,
+    pub loss: Option<S<RawLinkLoss>>,
+    pub latency: Option<S<RawLinkLatency>>,
+    // operator actions
+    pub wipe_write_perm: Option<S<RawPermOp>>,
+    pub add_write_perm: Option<S<RawPermOp>>,
+    pub delete_topic: Option<S<RawDeleteTopic>>,
+    pub upsert_topic: Option<S<RawUpsertTopic>>,
+    pub remove_topic: Option<S<RawRemoveTopic>>,
+    pub set_broker_id: Option<S<RawSetId>>,
+    pub broker_permission: Option<S<RawBrokerPerm>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    pub from: S<String>,
+    pub to: S<String>,
+}
+
+/// `{ from, to, rate }` for one direction or `{ between = [a, b], rate }` for both.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLinkLoss {
+    pub from: Option<S<String>>,
+    pub to: Option<S<String>>,
+    pub between: Option<Vec<S<String>>>,
+    pub rate: S<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLinkLatency {
+    pub from: Option<S<String>>,
+    pub to: Option<S<String>>,
+    pub between: Option<Vec<S<String>>>,
+    pub base: S<String>,
+    pub jitter: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPermOp {
+    pub namesrv: Option<S<String>>,
+    pub broker_name: S<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeleteTopic {
+    pub namesrv: Option<S<String>>,
+    pub topic: S<String>,
+    pub cluster: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpsertTopic {
+    pub broker: S<String>,
+    pub name: S<String>,
+    pub read: Option<S<i64>>,
+    pub write: Option<S<i64>>,
+    pub perm: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRemoveTopic {
+    pub broker: S<String>,
+    pub topic: S<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetId {
+    pub broker: S<String>,
+    pub id: S<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBrokerPerm {
+    pub broker: S<String>,
+    pub perm: S<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpect {
+    pub name: S<String>,
+    pub at: Option<S<String>>,
+    pub after: Option<S<String>>,
+    pub within: Option<S<String>>,
+    pub from: Option<S<String>>,
+    pub until: Option<S<String>>,
+    pub route: Option<S<RawRoute>>,
+    pub client: Option<S<RawRoute>>,
+    pub live: Option<S<RawLive>>,
+    pub cluster: Option<S<RawCluster>>,
+}
+
+/// The route claims, for a name server's route (`namesrv`) or a client's view (`client`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoute {
+    pub namesrv: Option<S<String>>,
+    pub client: Option<S<String>>,
+    pub topic: S<String>,
+    pub absent: Option<bool>,
+    pub brokers: Option<Vec<S<String>>>,
+    pub addrs: Option<S<BTreeMap<String, BTreeMap<String, String>>>>,
+    pub perm: Option<S<BTreeMap<String, String>>>,
+    pub queues: Option<S<BTreeMap<String, RawQueues>>>,
+    pub writable_queues: Option<S<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQueues {
+    pub read: i64,
+    pub write: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLive {
+    pub namesrv: S<String>,
+    pub broker: S<String>,
+    pub present: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    pub namesrv: S<String>,
+    pub cluster: S<String>,
+    pub brokers: Vec<S<String>>,
+}

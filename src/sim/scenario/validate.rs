@@ -1,0 +1,241 @@
+//! From raw TOML to a [`Scenario`]: defaults, references, ranges — every problem reported.
+
+use super::ctx::{Ctx, Kind};
+use super::error::{nearest, ScenarioErrors};
+use super::raw::{RawBroker, RawClient, RawNamesrv, RawScenario, RawTopic, S};
+use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
+use crate::rocketmq::batch::DEFAULT_QUEUE_CAPACITY;
+use crate::rocketmq::broker::{BrokerConfig, TopicChange};
+use crate::rocketmq::route_table::NamesrvConfig;
+use crate::rocketmq::types::{perm, TopicConfig};
+use crate::sim::clock::{SimDuration, SimTime};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
+    let mut ctx = Ctx::new(path, source);
+    let raw: RawScenario = match toml::from_str(source) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let span = e.span().unwrap_or(0..0);
+            let (message, help) = explain_toml_error(e.message());
+            ctx.error(span, message, help);
+            return Err(ScenarioErrors(ctx.errors));
+        }
+    };
+    let scenario = build(&mut ctx, raw);
+    if ctx.errors.is_empty() {
+        Ok(scenario)
+    } else {
+        ctx.errors.sort_by_key(|e| (e.line, e.column));
+        Err(ScenarioErrors(ctx.errors))
+    }
+}
+
+/// serde's messages, with a "did you mean" for misspelt keys.
+fn explain_toml_error(message: &str) -> (String, Option<String>) {
+    let message = message.trim().to_string();
+    let Some(rest) = message.strip_prefix("unknown field `") else { return (message, None) };
+    let Some((field, expected)) = rest.split_once('`') else { return (message, None) };
+    let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let help = match nearest(field, valid.iter().copied()) {
+        Some(near) => format!("did you mean `{near}`? valid keys here: {}", valid.join(", ")),
+        None => format!("valid keys here: {}", valid.join(", ")),
+    };
+    (format!("unknown key `{field}`"), Some(help))
+}
+
+fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
+    let meta = raw.scenario.into_inner();
+    ctx.duration = ctx.duration(&meta.duration).unwrap_or(SimDuration::ZERO);
+    if ctx.duration == SimDuration::ZERO {
+        ctx.error(
+            meta.duration.span(),
+            "the scenario needs a positive duration",
+            Some("e.g. duration = \"5m\"".into()),
+        );
+    }
+    let network = network(ctx, raw.network.map(S::into_inner).unwrap_or_default());
+
+    // Names first, so any table may refer to any process.
+    for n in &raw.namesrv {
+        ctx.define(&n.get_ref().name, Kind::Namesrv);
+    }
+    for b in &raw.broker {
+        ctx.define(&b.get_ref().name, Kind::Broker);
+    }
+    for c in &raw.client {
+        ctx.define(&c.get_ref().name, Kind::Client);
+    }
+    let namesrvs: Vec<_> = raw.namesrv.into_iter().map(|n| namesrv(ctx, n.into_inner())).collect();
+    let brokers: Vec<_> = raw.broker.into_iter().filter_map(|b| broker(ctx, b.into_inner())).collect();
+    let topics: Vec<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
+    let placed = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers);
+    let mut known_topics = topics;
+    known_topics.extend(placed.iter().filter_map(|p| match &p.event.action {
+        Action::Topic { change: TopicChange::Upsert(t), .. } => Some(t.topic_name.clone()),
+        _ => None,
+    }));
+    let clients: Vec<_> = raw.client.into_iter().map(|c| client(ctx, c.into_inner(), &known_topics)).collect();
+    let starts: BTreeMap<String, SimTime> = namesrvs
+        .iter()
+        .map(|n| (n.name.clone(), n.start))
+        .chain(brokers.iter().map(|b| (b.name.clone(), b.start)))
+        .chain(clients.iter().map(|c| (c.name.clone(), c.start)))
+        .collect();
+    super::timeline::check_lifecycles(ctx, &placed, &starts);
+    let broker_names: Vec<String> = brokers.iter().map(|b| b.config.broker_name.clone()).collect();
+    let known = super::expects::Known { events: &placed, topics: &known_topics, broker_names: &broker_names };
+    let expects = super::expects::expects(ctx, raw.expect, &known);
+    let timeline = placed.into_iter().map(|p| p.event).collect();
+    Scenario {
+        name: meta.name.into_inner(),
+        description: meta.description,
+        seed: meta.seed.map(S::into_inner).unwrap_or(1),
+        duration: ctx.duration,
+        network,
+        namesrvs,
+        brokers,
+        clients,
+        timeline,
+        expects,
+    }
+}
+
+fn network(ctx: &mut Ctx, raw: super::raw::RawNetwork) -> NetworkSpec {
+    let d = NetworkSpec::default();
+    let loss = match raw.loss {
+        Some(l) if !(0.0..=1.0).contains(l.get_ref()) => {
+            ctx.error(l.span(), format!("loss must be between 0 and 1, got {}", l.get_ref()), None);
+            0.0
+        }
+        Some(l) => l.into_inner(),
+        None => d.loss,
+    };
+    NetworkSpec {
+        latency: ctx.duration_or(&raw.latency, d.latency),
+        jitter: ctx.duration_or(&raw.jitter, d.jitter),
+        loss,
+        connect_timeout: ctx.duration_or(&raw.connect_timeout, d.connect_timeout),
+    }
+}
+
+fn namesrv(ctx: &mut Ctx, raw: RawNamesrv) -> NamesrvSpec {
+    let capacity = match &raw.unregister_queue_capacity {
+        Some(c) => ctx.count(c, "unregister_queue_capacity", 1).unwrap_or(1) as usize,
+        None => DEFAULT_QUEUE_CAPACITY,
+    };
+    let scan_interval = ctx.duration_or(&raw.scan_interval, SimDuration::from_secs(5));
+    if scan_interval == SimDuration::ZERO {
+        ctx.error(raw.scan_interval.as_ref().map(|s| s.span()).unwrap_or(0..0), "scan_interval must be positive", None);
+    }
+    NamesrvSpec {
+        name: raw.name.into_inner(),
+        start: ctx.time_or_zero(&raw.start),
+        table: NamesrvConfig {
+            support_acting_master: raw.support_acting_master.unwrap_or(false),
+            notify_min_broker_id_changed: raw.notify_min_broker_id_changed.unwrap_or(false),
+            delete_topic_with_broker_registration: raw.delete_topic_with_broker_registration.unwrap_or(false),
+        },
+        scan_interval,
+        scan_initial_delay: ctx.duration_or(&raw.scan_initial_delay, SimDuration::from_secs(5)),
+        queue_capacity: capacity,
+        unregister_delay: ctx.duration_or(&raw.unregister_delay, SimDuration::ZERO),
+        idle_close: raw.idle_close.as_ref().and_then(|d| ctx.duration(d)),
+    }
+}
+
+/// The name servers a broker or client talks to: the listed ones, or all of them.
+fn namesrv_list(ctx: &mut Ctx, list: Option<Vec<S<String>>>) -> Vec<String> {
+    match list {
+        Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::Namesrv])).collect(),
+        None => ctx.names(Kind::Namesrv),
+    }
+}
+
+pub(super) fn topic(ctx: &mut Ctx, raw: &RawTopic) -> Option<TopicConfig> {
+    let mut t = TopicConfig::new(raw.name.get_ref());
+    if let Some(r) = &raw.read {
+        t.read_queue_nums = ctx.count(r, "read", 0)?;
+    }
+    if let Some(w) = &raw.write {
+        t.write_queue_nums = ctx.count(w, "write", 0)?;
+    }
+    if let Some(p) = &raw.perm {
+        t.perm = ctx.perm(p)?;
+    }
+    Some(t)
+}
+
+fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
+    let id = match &raw.id {
+        Some(id) => ctx.count(id, "id", 0)? as u64,
+        None => 0,
+    };
+    let cluster = raw.cluster.map(S::into_inner).unwrap_or_else(|| "DefaultCluster".into());
+    if !raw.addr.get_ref().contains(':') {
+        ctx.error(
+            raw.addr.span(),
+            format!("invalid address {:?}", raw.addr.get_ref()),
+            Some("write it as \"ip:port\", e.g. \"10.0.0.1:10911\"".into()),
+        );
+    }
+    let mut config = BrokerConfig::new(&cluster, raw.broker_name.get_ref(), id, raw.addr.get_ref());
+    config.register_period = ctx.duration_or(&raw.register_period, config.register_period);
+    config.enable_acting_master = raw.enable_acting_master.unwrap_or(false);
+    config.system_topics = raw.system_topics.unwrap_or(true);
+    if let Some(p) = &raw.permission {
+        config.permission = ctx.perm(p).unwrap_or(perm::READ_WRITE);
+    }
+    let mut topics: Vec<TopicConfig> = Vec::new();
+    for t in &raw.topics {
+        let t_ref = t.get_ref();
+        if topics.iter().any(|x| &x.topic_name == t_ref.name.get_ref()) {
+            ctx.error(
+                t_ref.name.span(),
+                format!("duplicate topic {:?} on broker {}", t_ref.name.get_ref(), raw.name.get_ref()),
+                None,
+            );
+            continue;
+        }
+        if let Some(tc) = topic(ctx, t_ref) {
+            topics.push(tc);
+        }
+    }
+    Some(BrokerSpec {
+        name: raw.name.into_inner(),
+        config,
+        namesrvs: namesrv_list(ctx, raw.namesrvs),
+        start: ctx.time_or_zero(&raw.start),
+        topics,
+    })
+}
+
+fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &[String]) -> ClientSpec {
+    let mut topics = Vec::new();
+    for t in &raw.topics {
+        if known_topics.contains(t.get_ref()) {
+            topics.push(t.get_ref().clone());
+        } else {
+            let help =
+                nearest(t.get_ref(), known_topics.iter().map(String::as_str)).map(|n| format!("did you mean {n:?}?"));
+            ctx.error(t.span(), format!("unknown topic {:?}: no broker has it", t.get_ref()), help);
+        }
+    }
+    let namesrvs = namesrv_list(ctx, raw.namesrvs);
+    if namesrvs.is_empty() {
+        ctx.error(
+            raw.name.span(),
+            format!("client {} has no name server to ask", raw.name.get_ref()),
+            Some("define a [[namesrv]] or list some in `namesrvs`".into()),
+        );
+    }
+    ClientSpec {
+        name: raw.name.into_inner(),
+        namesrvs,
+        topics,
+        poll_interval: ctx.duration_or(&raw.poll_interval, SimDuration::from_secs(30)),
+        timeout: ctx.duration_or(&raw.timeout, SimDuration::from_secs(3)),
+        start: ctx.time_or_zero(&raw.start),
+    }
+}

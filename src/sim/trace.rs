@@ -1,0 +1,124 @@
+//! The trace: every event of a run, in order, with its virtual time and the actor it happened in.
+//!
+//! One stream feeds four outputs: the readable timeline (`routesim run`), the JSON-lines file
+//! (`--trace out.jsonl`, one object per event), the events kept in memory for reports, and the
+//! digest. The digest is BLAKE3 over a compact binary encoding (postcard) of every event, so two
+//! runs have the same digest exactly when they produced the same events — and since the text and
+//! JSON forms are pure functions of the events, the same bytes.
+
+use crate::sim::clock::SimTime;
+use serde::Serialize;
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+pub use crate::sim::notes::{CheckNote, FaultNote, NetNote, RunNote, What};
+
+/// One thing that happened.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceEvent {
+    /// Virtual time, milliseconds.
+    pub t: SimTime,
+    /// `a0`, `ns1`, `ns1/scanner`, `net`, `fault`, ...
+    pub actor: Arc<str>,
+    #[serde(flatten)]
+    pub what: What,
+}
+
+impl fmt::Display for TraceEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:>10} {:<14} {}", self.t.to_string(), self.actor, self.what)
+    }
+}
+
+/// Which events the readable timeline shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Everything but routine traffic (refreshing registrations, beats, polls that change nothing).
+    #[default]
+    Story,
+    /// Every event.
+    Full,
+}
+
+/// Where the trace goes. Everything is optional except the digest.
+#[derive(Default)]
+pub struct TraceOptions {
+    pub timeline: Option<(Box<dyn Write>, Detail)>,
+    pub jsonl: Option<Box<dyn Write>>,
+    pub keep: bool,
+}
+
+pub struct Trace {
+    opts: TraceOptions,
+    hasher: blake3::Hasher,
+    scratch: Vec<u8>,
+    kept: Vec<TraceEvent>,
+    count: u64,
+    io_error: Option<io::Error>,
+}
+
+impl Trace {
+    pub fn new(opts: TraceOptions) -> Self {
+        Trace {
+            opts,
+            hasher: blake3::Hasher::new(),
+            scratch: Vec::with_capacity(256),
+            kept: Vec::new(),
+            count: 0,
+            io_error: None,
+        }
+    }
+
+    pub fn record(&mut self, event: TraceEvent) {
+        self.count += 1;
+        self.scratch.clear();
+        // Serializing plain data into a Vec cannot fail.
+        let encoded = postcard::to_io(&(event.t, &*event.actor, &event.what), &mut self.scratch);
+        debug_assert!(encoded.is_ok());
+        self.hasher.update(&self.scratch);
+        if let Some((out, detail)) = &mut self.opts.timeline {
+            if *detail == Detail::Full || !event.what.is_routine() {
+                if let Err(e) = writeln!(out, "{event}") {
+                    self.io_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(out) = &mut self.opts.jsonl {
+            let line =
+                serde_json::to_writer(&mut *out, &event).map_err(io::Error::from).and_then(|_| out.write_all(b"\n"));
+            if let Err(e) = line {
+                self.io_error.get_or_insert(e);
+            }
+        }
+        if self.opts.keep {
+            self.kept.push(event);
+        }
+    }
+
+    /// Number of events so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Hex digest of the events so far (the first 16 bytes of BLAKE3).
+    pub fn digest(&self) -> String {
+        let hash = self.hasher.finalize();
+        hash.as_bytes()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Flushes the outputs and hands back the kept events and the first I/O error.
+    pub fn finish(mut self) -> (Vec<TraceEvent>, Option<io::Error>) {
+        if let Some((out, _)) = &mut self.opts.timeline {
+            if let Err(e) = out.flush() {
+                self.io_error.get_or_insert(e);
+            }
+        }
+        if let Some(out) = &mut self.opts.jsonl {
+            if let Err(e) = out.flush() {
+                self.io_error.get_or_insert(e);
+            }
+        }
+        (self.kept, self.io_error)
+    }
+}

@@ -1,0 +1,102 @@
+//! Read handles on the state expectations look at.
+//!
+//! Actors own their cores; the world only lends the observer a way to *read* them (name servers'
+//! route tables, clients' route caches). Nothing in the model talks through the world — actors
+//! reach each other only by messages — and the director swaps an entry when a process restarts
+//! with empty tables.
+
+use crate::rocketmq::client::RouteClientCore;
+use crate::rocketmq::route_table::RouteInfoManager;
+use std::cell::{Ref, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// A process's current core, or `None` while it is down. `generation` changes on every swap,
+/// so an observer can tell "same tables, new revision" from "new tables".
+struct Slot<T> {
+    generation: u64,
+    core: Option<Rc<RefCell<T>>>,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot { generation: 0, core: None }
+    }
+}
+
+/// Static facts about a broker process that subjects refer to by the broker's name.
+#[derive(Clone, Debug)]
+pub struct BrokerFacts {
+    pub cluster: String,
+    pub broker_name: String,
+    pub addr: String,
+}
+
+#[derive(Default)]
+pub struct World {
+    namesrvs: RefCell<BTreeMap<String, Slot<RouteInfoManager>>>,
+    clients: RefCell<BTreeMap<String, Slot<RouteClientCore>>>,
+    pub brokers: BTreeMap<String, BrokerFacts>,
+}
+
+/// A borrowed core with its generation, or the fact that the process is down.
+pub enum View<'a, T> {
+    Up(Ref<'a, T>),
+    Down,
+}
+
+fn set<T>(map: &RefCell<BTreeMap<String, Slot<T>>>, name: &str, core: Option<Rc<RefCell<T>>>) {
+    let mut map = map.borrow_mut();
+    let slot = map.entry(name.to_string()).or_default();
+    slot.generation += 1;
+    slot.core = core;
+}
+
+fn revision<T>(map: &RefCell<BTreeMap<String, Slot<T>>>, name: &str, rev: impl Fn(&T) -> u64) -> (u64, u64) {
+    let map = map.borrow();
+    match map.get(name) {
+        Some(Slot { generation, core: Some(c) }) => (*generation, rev(&c.borrow())),
+        Some(Slot { generation, core: None }) => (*generation, 0),
+        None => (0, 0),
+    }
+}
+
+fn core<T>(map: &RefCell<BTreeMap<String, Slot<T>>>, name: &str) -> Option<Rc<RefCell<T>>> {
+    map.borrow().get(name).and_then(|s| s.core.clone())
+}
+
+impl World {
+    pub fn new(brokers: BTreeMap<String, BrokerFacts>) -> Self {
+        World { brokers, ..Default::default() }
+    }
+
+    pub fn set_namesrv(&self, name: &str, core: Option<Rc<RefCell<RouteInfoManager>>>) {
+        set(&self.namesrvs, name, core);
+    }
+
+    pub fn set_client(&self, name: &str, core: Option<Rc<RefCell<RouteClientCore>>>) {
+        set(&self.clients, name, core);
+    }
+
+    pub fn namesrv(&self, name: &str) -> Option<Rc<RefCell<RouteInfoManager>>> {
+        core(&self.namesrvs, name)
+    }
+
+    pub fn client(&self, name: &str) -> Option<Rc<RefCell<RouteClientCore>>> {
+        core(&self.clients, name)
+    }
+
+    /// Changes whenever anything an observer can see of that name server changes.
+    pub fn namesrv_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.namesrvs, name, |t| t.revision())
+    }
+
+    pub fn client_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.clients, name, |c| c.revision())
+    }
+
+    /// Names of the name servers, in order.
+    pub fn namesrv_names(&self) -> Vec<String> {
+        self.namesrvs.borrow().keys().cloned().collect()
+    }
+}
