@@ -11,6 +11,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
 use actix::prelude::*;
+use std::sync::Arc;
 
 /// `BrokerOuterAPI.unregisterBrokerAll`: `invokeSync(..., 3000)` per name server, in turn.
 const UNREGISTER_TIMEOUT: SimDuration = SimDuration::from_secs(3);
@@ -52,8 +53,9 @@ impl Broker {
             version: self.core.data_version().to_string(),
             id: request.broker_id,
         });
+        let request = Arc::new(request);
         for (_, ns) in &self.namesrvs {
-            self.env.send(*ns, Body::Rmq(RmqMsg::RegisterBroker(Box::new(request.clone()))));
+            self.env.send(*ns, Body::Rmq(RmqMsg::RegisterBroker(request.clone())));
         }
     }
 

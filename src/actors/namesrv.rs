@@ -11,24 +11,44 @@ use crate::actors::env::{Env, Stop};
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::notes::{RmqNote, UnregisterSource};
 use crate::rocketmq::route_table::{RouteInfoManager, UnregisterReport};
-use crate::rocketmq::types::{RegisterBrokerRequest, UnregisterRequest};
+use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::ids::ChannelId;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 pub struct RouteTable {
     env: Env,
     table: Rc<RefCell<RouteInfoManager>>,
     batcher: Addr<Batcher>,
     scanner: Addr<Scanner>,
+    /// Answers already built, valid while the table's revision is unchanged. Java builds a
+    /// fresh copy per request; sharing one immutable snapshot gives every client the same data
+    /// and spares copying a 1,000-broker route thousands of times an hour.
+    answers: BTreeMap<String, Option<Arc<TopicRouteData>>>,
+    answers_revision: u64,
 }
 
 impl RouteTable {
     pub fn new(env: Env, table: Rc<RefCell<RouteInfoManager>>, batcher: Addr<Batcher>, scanner: Addr<Scanner>) -> Self {
-        RouteTable { env, table, batcher, scanner }
+        RouteTable { env, table, batcher, scanner, answers: BTreeMap::new(), answers_revision: 0 }
+    }
+
+    /// `pickupTopicRouteData`, through the snapshot cache.
+    fn route(&mut self, topic: &str) -> Option<Arc<TopicRouteData>> {
+        let table = self.table.borrow();
+        if table.revision() != self.answers_revision {
+            self.answers.clear();
+            self.answers_revision = table.revision();
+        }
+        self.answers
+            .entry(topic.to_string())
+            .or_insert_with(|| table.pickup_topic_route_data(topic).map(Arc::new))
+            .clone()
     }
 
     fn register(&mut self, p: &Packet, req: &RegisterBrokerRequest) {
@@ -107,7 +127,7 @@ impl Handler<Packet> for RouteTable {
                 self.env.send_on(p.channel, Body::Rmq(reply));
             }
             Body::Rmq(RmqMsg::GetRouteInfo { topic }) => {
-                let route = self.table.borrow().pickup_topic_route_data(topic);
+                let route = self.route(topic);
                 self.env.record(RmqNote::RouteServed { topic: topic.clone(), found: route.is_some() });
                 let reply = RmqMsg::RouteInfo { reply_to: p.id, topic: topic.clone(), route };
                 self.env.send_on(p.channel, Body::Rmq(reply));

@@ -11,7 +11,7 @@ use crate::rocketmq::client::{RouteClientCore, RouteUpdate};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::expect::subject::describe_route;
+use crate::sim::expect::subject::describe_route_brief;
 use crate::sim::ids::NodeId;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
 use actix::prelude::*;
@@ -21,6 +21,8 @@ use std::rc::Rc;
 
 /// `MQClientInstance.startScheduledTask`: the first route refresh runs 10 ms after start.
 const FIRST_POLL_DELAY: SimDuration = SimDuration::from_millis(10);
+/// Groups listed in a trace line about a route; bigger routes are counted, not listed.
+const VIEW_GROUPS: usize = 8;
 
 pub struct RouteClient {
     env: Env,
@@ -61,11 +63,16 @@ impl RouteClient {
         self.env.record(RmqNote::PollFailed { namesrv: ns, reason });
     }
 
-    fn answered(&mut self, id: MsgId, topic: &str, route: Option<crate::rocketmq::types::TopicRouteData>) {
+    fn answered(
+        &mut self,
+        id: MsgId,
+        topic: &str,
+        route: Option<std::sync::Arc<crate::rocketmq::types::TopicRouteData>>,
+    ) {
         let Some((_, namesrv, timer)) = self.pending.remove(&id) else { return };
         self.env.net.cancel(timer);
         let update = self.core.borrow_mut().on_route(topic, route);
-        let view = || describe_route(self.core.borrow().route(topic));
+        let view = || describe_route_brief(self.core.borrow().route(topic), VIEW_GROUPS);
         let topic = topic.to_string();
         let note = match update {
             RouteUpdate::Changed => RmqNote::RouteChanged { view: view(), topic, namesrv },

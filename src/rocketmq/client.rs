@@ -7,6 +7,7 @@
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What a route answer did to the client's view.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub struct RouteClientCore {
     /// `namesrvIndex`: starts at a random value, advanced on every re-choice.
     index: usize,
     chosen: Option<usize>,
-    routes: BTreeMap<String, TopicRouteData>,
+    routes: BTreeMap<String, Arc<TopicRouteData>>,
     revision: u64,
 }
 
@@ -61,12 +62,13 @@ impl RouteClientCore {
     }
 
     /// `updateTopicRouteInfoFromNameServer(topic)` with the answer (`None` = TOPIC_NOT_EXIST).
-    pub fn on_route(&mut self, topic: &str, route: Option<TopicRouteData>) -> RouteUpdate {
+    pub fn on_route(&mut self, topic: &str, route: Option<Arc<TopicRouteData>>) -> RouteUpdate {
         match route {
             None if self.routes.contains_key(topic) => RouteUpdate::NotExistKeptOld,
             None => RouteUpdate::NotExist,
             Some(new) => {
-                if self.routes.get(topic) == Some(&new) {
+                // The same snapshot (the usual case) is unchanged without comparing contents.
+                if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || **old == *new) {
                     return RouteUpdate::Unchanged;
                 }
                 self.routes.insert(topic.to_string(), new);
@@ -77,7 +79,7 @@ impl RouteClientCore {
     }
 
     pub fn route(&self, topic: &str) -> Option<&TopicRouteData> {
-        self.routes.get(topic)
+        self.routes.get(topic).map(|r| &**r)
     }
 
     /// Bumped whenever a cached route changes.
@@ -124,7 +126,7 @@ mod tests {
     fn topic_not_exist_keeps_the_stale_route() {
         // RocketMQ MQClientInstance#updateTopicRouteInfoFromNameServer: MQClientException caught
         let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
-        assert_eq!(c.on_route("T", Some(route("a", &[0], 6))), RouteUpdate::Changed);
+        assert_eq!(c.on_route("T", Some(Arc::new(route("a", &[0], 6)))), RouteUpdate::Changed);
         assert_eq!(c.on_route("T", None), RouteUpdate::NotExistKeptOld);
         assert!(c.route("T").is_some());
         assert_eq!(c.revision(), 1);
@@ -134,11 +136,11 @@ mod tests {
     fn producers_skip_groups_without_a_master_or_without_write_perm() {
         // RocketMQ MQClientInstance#topicRouteData2TopicPublishInfo
         let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
-        c.on_route("T", Some(route("a", &[1], 6)));
+        c.on_route("T", Some(Arc::new(route("a", &[1], 6))));
         assert!(c.publish_queues("T").is_empty(), "slave only: no id 0");
-        c.on_route("T", Some(route("a", &[0, 1], 4)));
+        c.on_route("T", Some(Arc::new(route("a", &[0, 1], 4))));
         assert!(c.publish_queues("T").is_empty(), "read-only");
-        c.on_route("T", Some(route("a", &[0, 1], 6)));
+        c.on_route("T", Some(Arc::new(route("a", &[0, 1], 6))));
         assert_eq!(c.publish_queues("T"), BTreeMap::from([("a".to_string(), 4)]));
     }
 

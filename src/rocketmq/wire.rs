@@ -2,11 +2,13 @@
 
 use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::sim::packet::MsgId;
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub enum RmqMsg {
-    /// `REGISTER_BROKER` (103): the broker's full (or incremental) topic config.
-    RegisterBroker(Box<RegisterBrokerRequest>),
+    /// `REGISTER_BROKER` (103): the broker's full (or incremental) topic config. One request
+    /// is shared by the copies sent to every name server.
+    RegisterBroker(Arc<RegisterBrokerRequest>),
     RegisterBrokerReply {
         reply_to: MsgId,
         ok: bool,
@@ -32,11 +34,12 @@ pub enum RmqMsg {
     GetRouteInfo {
         topic: String,
     },
-    /// The answer; `None` is `TOPIC_NOT_EXIST` (17).
+    /// The answer; `None` is `TOPIC_NOT_EXIST` (17). Shared: a name server answers every
+    /// client with the same immutable snapshot until its tables change.
     RouteInfo {
         reply_to: MsgId,
         topic: String,
-        route: Option<TopicRouteData>,
+        route: Option<Arc<TopicRouteData>>,
     },
 }
 

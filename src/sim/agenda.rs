@@ -10,50 +10,60 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// A min-queue of `E` by time, FIFO among equal times.
+///
+/// The heap orders small `(time, seq, slot)` keys; the entries themselves (packets can be a few
+/// hundred bytes) stay put in a slab, so sifting never moves them.
 pub struct Agenda<E> {
-    heap: BinaryHeap<Slot<E>>,
+    heap: BinaryHeap<Key>,
+    slab: Vec<Option<E>>,
+    free: Vec<usize>,
     next_seq: u64,
 }
 
-struct Slot<E> {
+#[derive(PartialEq, Eq)]
+struct Key {
     at: SimTime,
     seq: u64,
-    entry: E,
+    slot: usize,
 }
 
 // BinaryHeap is a max-heap: reverse the order so the earliest (then oldest) entry is on top.
-impl<E> Ord for Slot<E> {
+impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at, other.seq).cmp(&(self.at, self.seq))
     }
 }
-impl<E> PartialOrd for Slot<E> {
+impl PartialOrd for Key {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> PartialEq for Slot<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.seq == other.seq
-    }
-}
-impl<E> Eq for Slot<E> {}
 
 impl<E> Default for Agenda<E> {
     fn default() -> Self {
-        Agenda { heap: BinaryHeap::new(), next_seq: 0 }
+        Agenda { heap: BinaryHeap::new(), slab: Vec::new(), free: Vec::new(), next_seq: 0 }
     }
 }
 
 impl<E> Agenda<E> {
     pub fn push(&mut self, at: SimTime, entry: E) {
         self.next_seq += 1;
-        self.heap.push(Slot { at, seq: self.next_seq, entry });
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slab[slot] = Some(entry);
+                slot
+            }
+            None => {
+                self.slab.push(Some(entry));
+                self.slab.len() - 1
+            }
+        };
+        self.heap.push(Key { at, seq: self.next_seq, slot });
     }
 
     /// When the earliest entry is due.
     pub fn next_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|s| s.at)
+        self.heap.peek().map(|k| k.at)
     }
 
     /// Removes and returns the earliest entry if it is due at or before `now`.
@@ -61,7 +71,10 @@ impl<E> Agenda<E> {
         if self.heap.peek()?.at > now {
             return None;
         }
-        self.heap.pop().map(|s| (s.at, s.entry))
+        let key = self.heap.pop()?;
+        self.free.push(key.slot);
+        let entry = self.slab[key.slot].take().expect("every key has its entry");
+        Some((key.at, entry))
     }
 
     pub fn len(&self) -> usize {

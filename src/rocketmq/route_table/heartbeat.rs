@@ -42,6 +42,6 @@ impl RouteInfoManager {
     }
 
     pub(super) fn changed_at(&self, key: &BrokerAddrInfo, dv: &DataVersion) -> bool {
-        self.broker_live_table.get(key).map_or(true, |live| live.data_version != *dv)
+        self.broker_live_table.get(key).is_none_or(|live| live.data_version != *dv)
     }
 }

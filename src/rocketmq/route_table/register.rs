@@ -161,7 +161,7 @@ impl RouteInfoManager {
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         let changed = old.as_deref() != Some(req.broker_addr.as_str());
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
-        *register_first |= old.as_deref().map_or(true, str::is_empty);
+        *register_first |= old.as_deref().is_none_or(str::is_empty);
         if changed {
             self.bump();
         }

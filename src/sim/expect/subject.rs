@@ -190,20 +190,27 @@ fn addrs(ids: &BTreeMap<u64, String>) -> String {
 
 /// A route as one sorted line: `broker-a rw 4r/4w {0=10.0.0.1:10911}; broker-b ...`.
 pub fn describe_route(route: Option<&TopicRouteData>) -> String {
+    describe_route_brief(route, usize::MAX)
+}
+
+/// Like [`describe_route`], listing at most `max` groups and counting the rest, so a trace line
+/// about a 1,000-broker topic stays a line.
+pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> String {
     let Some(route) = route else { return "absent (TOPIC_NOT_EXIST)".into() };
-    let mut parts: Vec<String> = route
-        .queue_datas
+    let groups: BTreeMap<&str, &BTreeMap<u64, String>> =
+        route.broker_datas.iter().map(|b| (b.broker_name.as_str(), &b.broker_addrs)).collect();
+    let mut queues: Vec<_> = route.queue_datas.iter().collect();
+    queues.sort_by(|a, b| a.broker_name.cmp(&b.broker_name));
+    let mut parts: Vec<String> = queues
         .iter()
+        .take(max)
         .map(|q| {
-            let ids = route
-                .broker_datas
-                .iter()
-                .find(|b| b.broker_name == q.broker_name)
-                .map(|b| addrs(&b.broker_addrs))
-                .unwrap_or_else(|| "{no BrokerData}".into());
+            let ids = groups.get(q.broker_name.as_str()).map_or_else(|| "{no BrokerData}".into(), |a| addrs(a));
             format!("{} {} {}r/{}w {ids}", q.broker_name, perm::to_text(q.perm), q.read_queue_nums, q.write_queue_nums)
         })
         .collect();
-    parts.sort();
+    if queues.len() > max {
+        parts.push(format!("... and {} more groups", queues.len() - max));
+    }
     parts.join("; ")
 }

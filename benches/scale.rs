@@ -1,0 +1,125 @@
+//! Scale benchmark: `cargo bench --bench scale`.
+//!
+//! RocketMQ: 1,000 brokers (500 groups, master + slave) × 2 name servers × 100 topics, for one
+//! virtual hour, with a wave of 100 kill -9s and 100 host failures at 30 min and 10 clients
+//! polling routes. The target is under 2 s of wall time on a 2-core machine.
+//!
+//! Each case runs a few times and reports the best and median wall time plus events per second.
+//! Timing belongs here, never in `cargo test`.
+
+use routesim::rocketmq::broker::BrokerConfig;
+use routesim::rocketmq::route_table::NamesrvConfig;
+use routesim::rocketmq::types::TopicConfig;
+use routesim::sim::clock::{SimDuration, SimTime};
+use routesim::sim::expect::{Expectation, RouteWant, Subject, When};
+use routesim::sim::runner::{run, RunOptions};
+use routesim::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario, TimedEvent};
+use std::time::{Duration, Instant};
+
+fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
+    let namesrvs: Vec<NamesrvSpec> = (1..=2)
+        .map(|i| NamesrvSpec {
+            name: format!("ns{i}"),
+            start: SimTime::ZERO,
+            table: NamesrvConfig::default(),
+            scan_interval: SimDuration::from_secs(5),
+            scan_initial_delay: SimDuration::from_secs(5),
+            queue_capacity: 3000,
+            unregister_delay: SimDuration::ZERO,
+            idle_close: None,
+        })
+        .collect();
+    let ns_names: Vec<String> = namesrvs.iter().map(|n| n.name.clone()).collect();
+    let topic_names: Vec<String> = (0..topics).map(|t| format!("Topic{t:03}")).collect();
+    let mut brokers = Vec::new();
+    for g in 0..groups {
+        for id in 0..2u64 {
+            let addr = format!("10.{}.{}.{}:10911", g / 250, g % 250, id + 1);
+            let config = BrokerConfig::new("DefaultCluster", &format!("broker-{g:03}"), id, &addr);
+            brokers.push(BrokerSpec {
+                name: format!("b{g:03}-{id}"),
+                config,
+                namesrvs: ns_names.clone(),
+                // Spread start-ups over the first 30 s, as a real fleet would be.
+                start: SimTime((g as u64 * 59 + id * 7) % 30_000),
+                topics: topic_names
+                    .iter()
+                    .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
+                    .collect(),
+            });
+        }
+    }
+    let clients = (0..10)
+        .map(|c| ClientSpec {
+            name: format!("client{c}"),
+            namesrvs: ns_names.clone(),
+            topics: topic_names.iter().skip(c * 10).take(10).cloned().collect(),
+            poll_interval: SimDuration::from_secs(30),
+            timeout: SimDuration::from_secs(3),
+            start: SimTime(c as u64 * 1000),
+        })
+        .collect();
+    let wave = SimTime(30 * 60_000);
+    let mut timeline = Vec::new();
+    for g in 0..groups.min(100) {
+        let action =
+            if g % 2 == 0 { Action::Crash(format!("b{g:03}-0")) } else { Action::HostDown(format!("b{g:03}-0")) };
+        timeline.push(TimedEvent { at: wave + SimDuration(g as u64 * 10), name: format!("wave {g}"), action });
+    }
+    let expects = vec![Expectation {
+        name: "killed masters leave the route".into(),
+        when: When::By { from: wave, deadline: wave + SimDuration::from_secs(200) },
+        subject: Subject::Route {
+            namesrv: "ns1".into(),
+            topic: "Topic000".into(),
+            want: RouteWant {
+                brokers: Some((0..groups).map(|g| format!("broker-{g:03}")).collect()),
+                ..Default::default()
+            },
+        },
+    }];
+    Scenario {
+        name: format!("{} brokers x 2 name servers x {topics} topics, 1 h", groups * 2),
+        description: None,
+        seed: 42,
+        duration: SimDuration::from_secs(3600),
+        network: NetworkSpec { jitter: SimDuration::from_millis(2), ..NetworkSpec::default() },
+        namesrvs,
+        brokers,
+        clients,
+        timeline,
+        expects,
+    }
+}
+
+fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration) {
+    let mut times = Vec::new();
+    let mut events = 0;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let report = run(scenario, RunOptions::default());
+        times.push(started.elapsed());
+        events = report.events;
+        assert!(report.all_held(), "{name}: expectations failed: {:?}", report.verdicts);
+    }
+    times.sort();
+    let (best, median) = (times[0], times[times.len() / 2]);
+    let rate = events as f64 / median.as_secs_f64();
+    let verdict = if median < target { "within" } else { "OVER" };
+    println!("{name}: best {best:.2?}, median {median:.2?} of {runs} runs; {events} events ({rate:.0} events/s); target {target:?}: {verdict}");
+}
+
+fn main() {
+    // `cargo bench -- NAME` runs the cases whose name contains NAME.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wanted = |n: &str| filter.as_deref().is_none_or(|f| n.contains(f));
+    if wanted("rocketmq") {
+        let s = rocketmq_scale(500, 100);
+        measure(
+            "rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures",
+            &s,
+            3,
+            Duration::from_secs(2),
+        );
+    }
+}
