@@ -19,6 +19,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
+use crate::sim::packet::Packet;
 use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -45,7 +46,7 @@ impl Director {
     /// timer-only process.
     pub fn new(net: Net, obs: Obs, scenario: Scenario) -> Self {
         let node = net.add_node("director");
-        net.start_process(node, None);
+        let epoch = net.start_process(node, None);
         let names = scenario
             .namesrvs
             .iter()
@@ -53,12 +54,15 @@ impl Director {
             .chain(scenario.brokers.iter().map(|b| &b.name))
             .chain(scenario.clients.iter().map(|c| &c.name));
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
-        let env = Env { net, obs, node, label: Arc::from("fault") };
+        let env = Env { net, obs, node, epoch, label: Arc::from("fault") };
         Director { env, scenario, nodes, running: BTreeMap::new() }
     }
 
-    fn env_for(&self, name: &str) -> Env {
-        Env { node: self.nodes[name], label: Arc::from(name), ..self.env.clone() }
+    /// Starts the process `name` in the network and returns the environment of its actors.
+    fn start_process(&self, name: &str, endpoint: Option<Recipient<Packet>>) -> Env {
+        let node = self.nodes[name];
+        let epoch = self.env.net.start_process(node, endpoint);
+        Env { node, epoch, label: Arc::from(name), ..self.env.clone() }
     }
 
     fn start(&mut self, name: &str) {
@@ -72,14 +76,13 @@ impl Director {
     }
 
     fn start_namesrv(&mut self, spec: &NamesrvSpec) {
-        let env = self.env_for(&spec.name);
         let table = Rc::new(RefCell::new(RouteInfoManager::new(spec.table.clone())));
         self.env.obs.world.set_namesrv(&spec.name, Some(table.clone()));
         let batcher_ctx = Context::<Batcher>::new();
         let table_ctx = Context::<RouteTable>::new();
         let (batcher, route_table) = (batcher_ctx.address(), table_ctx.address());
         // The process must be up before any of its actors sets a timer.
-        self.env.net.start_process(env.node, Some(route_table.clone().recipient()));
+        let env = self.start_process(&spec.name, Some(route_table.clone().recipient()));
         if let Some(idle) = spec.idle_close {
             self.env.net.set_idle_timeout(env.node, idle);
         }
@@ -102,24 +105,22 @@ impl Director {
     }
 
     fn start_broker(&mut self, spec: &BrokerSpec) {
-        let env = self.env_for(&spec.name);
-        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), env.now());
+        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), self.env.now());
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
         let ctx = Context::<Broker>::new();
-        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         let addr = ctx.run(Broker::new(env, core, namesrvs));
         self.running.insert(spec.name.clone(), Running::Broker(addr));
     }
 
     fn start_client(&mut self, spec: &ClientSpec) {
-        let env = self.env_for(&spec.name);
         // NettyRemotingClient's namesrvIndex starts at a random value below 999.
-        let start_index = env.net.with_rng(|r| r.index(999));
+        let start_index = self.env.net.with_rng(|r| r.index(999));
         let core = Rc::new(RefCell::new(RouteClientCore::new(spec.namesrvs.clone(), start_index)));
         self.env.obs.world.set_client(&spec.name, Some(core.clone()));
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
         let ctx = Context::<RouteClient>::new();
-        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         let actor = RouteClient::new(env, core, namesrvs, spec.topics.clone(), spec.poll_interval, spec.timeout);
         self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor)));
     }

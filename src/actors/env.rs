@@ -18,6 +18,8 @@ pub struct Env {
     pub obs: Obs,
     /// The process this actor belongs to; its timers die with it.
     pub node: NodeId,
+    /// Which incarnation of the process (bumped on every restart).
+    pub epoch: u32,
     /// The actor's name in the trace: `a0`, `ns1`, `ns1/scanner`, ...
     pub label: Arc<str>,
 }
@@ -32,15 +34,29 @@ impl Env {
         self.net.now()
     }
 
-    pub fn record(&self, what: impl Into<What>) {
-        self.obs.record(self.now(), &self.label, what.into());
+    /// False once the process died or hung (see [`Net::alive`]).
+    pub fn alive(&self) -> bool {
+        self.net.alive(self.node, self.epoch)
     }
 
+    pub fn record(&self, what: impl Into<What>) {
+        if self.alive() {
+            self.obs.record(self.now(), &self.label, what.into());
+        }
+    }
+
+    /// Sends from this process; a dead or hung process sends nothing (id 0).
     pub fn send(&self, to: NodeId, body: Body) -> MsgId {
+        if !self.alive() {
+            return 0;
+        }
         self.net.send(self.node, to, body)
     }
 
     pub fn send_on(&self, channel: ChannelId, body: Body) -> MsgId {
+        if !self.alive() {
+            return 0;
+        }
         self.net.send_on(self.node, channel, body)
     }
 

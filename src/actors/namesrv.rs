@@ -68,6 +68,7 @@ impl RouteTable {
                 broker,
                 channel: p.channel,
                 first: out.register_first,
+                new_channel: out.previous_channel.is_some_and(|c| c != p.channel),
                 topics_updated: out.topics_updated.len(),
                 timeout,
             });

@@ -136,10 +136,11 @@ impl Net {
 
     /// Starts (or restarts) `node`; `endpoint` receives its packets (`None` for a process that
     /// only keeps timers, like the director).
-    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packet>>) {
+    /// Returns the new incarnation's epoch.
+    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packet>>) -> u32 {
         let now = self.now();
         let mut k = self.0.borrow_mut();
-        k.core.start(node);
+        let epoch = k.core.start(node);
         k.endpoints[node.0 as usize] = endpoint;
         k.parked.remove(&node);
         if k.endpoints[node.0 as usize].is_some() {
@@ -147,6 +148,16 @@ impl Net {
             let actor = k.net_actor.clone();
             k.obs.record(now, &actor, What::Run(RunNote::ProcessStarted { node: name }));
         }
+        epoch
+    }
+
+    /// Whether incarnation `epoch` of `node` is running. A handler can still run for a process
+    /// that died in the same instant (its timer was admitted just before the fault); such a
+    /// ghost must neither send nor leave trace events.
+    pub fn alive(&self, node: NodeId, epoch: u32) -> bool {
+        let k = self.0.borrow();
+        let p = k.core.proc(node);
+        p.state == ProcState::Running && p.epoch == epoch
     }
 
     /// Stops `node`. Its timers and buffered input die with it.

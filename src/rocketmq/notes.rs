@@ -71,6 +71,8 @@ pub enum RmqNote {
         broker: String,
         channel: ChannelId,
         first: bool,
+        /// The live entry it replaced held another channel: the broker reconnected.
+        new_channel: bool,
         topics_updated: usize,
         timeout: SimDuration,
     },
@@ -173,7 +175,9 @@ impl RmqNote {
     pub fn is_routine(&self) -> bool {
         match self {
             RmqNote::RegisterSent { reason, .. } => *reason == RegisterReason::Periodic,
-            RmqNote::Registered { first, topics_updated, .. } => !first && *topics_updated == 0,
+            RmqNote::Registered { first, topics_updated, new_channel, .. } => {
+                !first && *topics_updated == 0 && !new_channel
+            }
             RmqNote::HeartbeatSent { .. }
             | RmqNote::HeartbeatRefreshed { .. }
             | RmqNote::RouteServed { .. }
@@ -209,8 +213,12 @@ impl fmt::Display for RmqNote {
             BrokerIdChanged { from, to } => write!(f, "brokerId {from} -> {to}"),
             PermissionChanged { perm } => write!(f, "brokerPermission -> {perm}"),
             RequestFailed { namesrv, request, reason } => write!(f, "{request} to {namesrv} failed: {reason}"),
-            Registered { broker, channel, first, topics_updated, timeout } => {
-                let kind = if *first { "first registration" } else { "refresh" };
+            Registered { broker, channel, first, new_channel, topics_updated, timeout } => {
+                let kind = match (first, new_channel) {
+                    (true, _) => "first registration",
+                    (false, true) => "re-registered on a new channel, its old entry still present",
+                    (false, false) => "refresh",
+                };
                 write!(f, "registerBroker {broker} on {channel}: {kind}, {topics_updated} topics updated, expires {} after silence", secs(*timeout))
             }
             RegisterRefused { broker, reason } => write!(f, "registerBroker {broker} refused: {reason}"),

@@ -78,6 +78,9 @@ pub struct RegisterOutcome {
     pub topics_updated: Vec<String>,
     /// Step 11 replaced an existing live entry (false: a new one was created).
     pub live_entry_replaced: bool,
+    /// The channel the replaced live entry held: a different one means the broker came back on
+    /// a new connection (a restart or reconnect) while its old entry was still there.
+    pub previous_channel: Option<ChannelId>,
     /// Step 14: the notice to send, when the flag is on and the smallest id dropped.
     pub min_broker_id_changed: Option<MinBrokerIdChange>,
 }
@@ -96,6 +99,7 @@ impl RegisterOutcome {
             topic_pass: TopicPass::NotEligible,
             topics_updated: Vec::new(),
             live_entry_replaced: false,
+            previous_channel: None,
             min_broker_id_changed: None,
         }
     }

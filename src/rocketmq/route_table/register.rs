@@ -46,7 +46,8 @@ impl RouteInfoManager {
                 self.update_topics(req, &key, wrapper, role, &mut out);
             }
         }
-        out.live_entry_replaced = self.replace_live_entry(now, req, &key, channel);
+        out.previous_channel = self.replace_live_entry(now, req, &key, channel);
+        out.live_entry_replaced = out.previous_channel.is_some();
         self.update_filter_servers(&key, req);
         out.result = Some(self.master_of(req));
         // Step 14. Unlike the unregister path (§2.3 step 7), Java does not check the group's
@@ -175,15 +176,16 @@ impl RouteInfoManager {
     }
 
     /// Step 11: a new `BrokerLiveInfo` replaces the old one whole — timestamp, timeout, channel
-    /// and DataVersion all change, so a registration can shorten or lengthen the timeout. True
-    /// if an entry existed. Only a change beyond the timestamp moves the revision.
+    /// and DataVersion all change, so a registration can shorten or lengthen the timeout.
+    /// Returns the replaced entry's channel, if there was one. Only a change beyond the
+    /// timestamp moves the revision.
     fn replace_live_entry(
         &mut self,
         now: SimTime,
         req: &RegisterBrokerRequest,
         key: &BrokerAddrInfo,
         channel: ChannelId,
-    ) -> bool {
+    ) -> Option<ChannelId> {
         let info = BrokerLiveInfo {
             last_update_timestamp: now,
             heartbeat_timeout_millis: req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
@@ -198,8 +200,9 @@ impl RouteInfoManager {
         let Some(prev) = self.broker_live_table.get_mut(key) else {
             self.broker_live_table.insert(key.clone(), info);
             self.bump();
-            return false;
+            return None;
         };
+        let previous = prev.channel;
         let visible_change = prev.heartbeat_timeout_millis != info.heartbeat_timeout_millis
             || prev.data_version != info.data_version
             || prev.channel != info.channel
@@ -208,7 +211,7 @@ impl RouteInfoManager {
         if visible_change {
             self.bump();
         }
-        true
+        Some(previous)
     }
 
     /// Step 12: `None` leaves the entry alone, an empty list removes it, a list replaces it.

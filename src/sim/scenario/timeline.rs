@@ -310,9 +310,11 @@ pub fn check_lifecycles(ctx: &mut Ctx, events: &[Placed], starts: &BTreeMap<Stri
             Action::Hang(t) => (t, &[Life::Running], Life::Hung),
             Action::Resume(t) => (t, &[Life::Hung], Life::Running),
             Action::Restart(t) => (t, &[Life::Down], Life::Running),
-            Action::Topic { broker, .. }
-            | Action::SetBrokerId { broker, .. }
-            | Action::BrokerPermission { broker, .. } => (broker, &[Life::Running], Life::Running),
+            // mqadmin commands need a running broker; a new brokerId is an edit of broker.conf,
+            // possible while it is down (it takes effect at the restart).
+            Action::Topic { broker, .. } | Action::BrokerPermission { broker, .. } => {
+                (broker, &[Life::Running], Life::Running)
+            }
             _ => continue,
         };
         let Some(&now) = life.get(target) else { continue };
