@@ -159,8 +159,8 @@ impl<'a> Ctx<'a> {
                     None if candidates.is_empty() => format!("define it in a {} table", kinds[0].table()),
                     None => format!("defined: {}", candidates.join(", ")),
                 };
-                let what: Vec<&str> = kinds.iter().map(|k| k.word()).collect();
-                self.fail(name.span(), format!("unknown {} {n:?}", what.join(" or ")), Some(&help))
+                let what = if kinds.len() == 1 { kinds[0].word() } else { "process" };
+                self.fail(name.span(), format!("unknown {what} {n:?}"), Some(&help))
             }
         }
     }

@@ -62,13 +62,14 @@ impl<'a> Locator<'a> {
     }
 }
 
-/// The candidate nearest to `word`, if it is close enough to be a plausible typo.
+/// The candidate nearest to `word`, if it is close enough to be a plausible typo: at most one
+/// edit per three characters (`a1` → `a0`, `scan_intervall` → `scan_interval`).
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|c| (strsim::levenshtein(word, c), c))
+        .filter(|(edits, c)| *edits <= (word.len().max(c.len()) / 3).max(1))
+        .min_by_key(|(edits, _)| *edits)
         .map(|(_, c)| c)
 }
 

@@ -222,8 +222,10 @@ fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &[String]) -> ClientSpec 
             ctx.error(t.span(), format!("unknown topic {:?}: no broker has it", t.get_ref()), help);
         }
     }
+    let listed = raw.namesrvs.as_ref().map(Vec::len);
     let namesrvs = namesrv_list(ctx, raw.namesrvs);
-    if namesrvs.is_empty() {
+    // An unknown name in the list is reported on its own; this is for a client with none.
+    if namesrvs.is_empty() && listed.unwrap_or(0) == 0 {
         ctx.error(
             raw.name.span(),
             format!("client {} has no name server to ask", raw.name.get_ref()),

@@ -1,0 +1,136 @@
+//! The `routesim` command: exit codes are a contract (0 held, 1 failed, 2 invalid input), and
+//! its output carries the verdicts, the seed and the digest.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn routesim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_routesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";
+
+/// A scenario whose one expectation cannot hold: the route of a killed broker never comes back.
+const FAILING: &str = r#"
+[scenario]
+name = "expects the impossible"
+seed = 5
+duration = "2m"
+
+[[namesrv]]
+name = "ns1"
+
+[[broker]]
+name = "a0"
+broker_name = "broker-a"
+addr = "10.0.0.1:10911"
+topics = [{ name = "Orders", read = 4, write = 4 }]
+
+[[fault]]
+at = "30s"
+crash = "a0"
+
+[[expect]]
+name = "route survives a kill"
+at = "1m"
+route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
+"#;
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("temp file");
+    path
+}
+
+#[test]
+fn a_passing_scenario_exits_0_with_timeline_verdicts_seed_and_digest() {
+    let o = routesim(&["run", KILL]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("** crash a0  [kill a0]"), "the timeline shows the fault:\n{out}");
+    assert!(out.contains("silent 125.0s > 120.0s"), "the timeline explains the expiry:\n{out}");
+    assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "{out}");
+    assert!(out.contains("converged after 1ms"), "{out}");
+    assert!(out.lines().last().unwrap().starts_with("seed 1  events "), "{out}");
+    assert!(out.contains("trace digest "), "{out}");
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_shows_expected_and_got() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "fail.toml", FAILING);
+    let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL  route survives a kill  [at 60.000s]"), "{out}");
+    assert!(out.contains("expected: brokers [broker-a]"), "{out}");
+    assert!(out.contains("got:      absent (TOPIC_NOT_EXIST)"), "{out}");
+    assert!(out.contains("re-run with --seed 5"), "{out}");
+}
+
+#[test]
+fn invalid_input_exits_2_with_a_positioned_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bad.toml", &FAILING.replace("crash = \"a0\"", "crash = \"a9\""));
+    let o = routesim(&["run", file.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("bad.toml:18:9: unknown process \"a9\""), "{err}");
+    assert!(err.contains("did you mean \"a0\"?"), "{err}");
+    assert!(out.is_empty(), "nothing runs when any input is invalid: {out}");
+}
+
+#[test]
+fn a_missing_file_or_bad_arguments_exit_2() {
+    let o = routesim(&["run", "no/such/file.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("no/such/file.toml: cannot read"), "{}", text(&o).1);
+    assert_eq!(routesim(&["run"]).status.code(), Some(2), "FILE is required");
+    assert_eq!(routesim(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(routesim(&["run", KILL, "--seed", "x"]).status.code(), Some(2));
+}
+
+#[test]
+fn seed_overrides_and_the_trace_file_holds_one_json_object_per_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let o = routesim(&["run", "-q", KILL, "--seed", "99", "--trace", trace.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("seed 99  events "), "{out}");
+    let events: usize = out.split("events ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    assert_eq!(lines.lines().count(), events, "one line per event");
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("every line is JSON");
+        assert!(v["t"].is_u64() && v["actor"].is_string() && v["area"].is_string() && v["event"].is_string(), "{line}");
+    }
+}
+
+#[test]
+fn check_runs_a_folder_and_sums_up() {
+    let o = routesim(&["check", "scenarios/rocketmq"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.lines().filter(|l| l.starts_with("PASS")).count() >= 8, "{out}");
+    assert!(out.lines().last().unwrap().contains("passed, 0 failed, 0 invalid"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(KILL, dir.path().join("a.toml")).unwrap();
+    write(dir.path(), "b.toml", FAILING);
+    let o = routesim(&["check", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).0);
+    write(dir.path(), "c.toml", "[scenario]\nname = 1\n");
+    let o = routesim(&["check", dir.path().to_str().unwrap(), "--jobs", "1"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("INVALID") && err.contains("c.toml:2:8"), "{out}{err}");
+}
