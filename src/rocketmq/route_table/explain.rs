@@ -65,36 +65,53 @@ impl UnregisterReport {
     pub fn explain(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for step in &self.requests {
-            let mut parts = vec![format!("{}:", step.request)];
-            parts.push(if step.live_removed { "live removed" } else { "no live entry" }.into());
+            let mut parts = Vec::new();
+            parts
+                .push(if step.live_removed { "step 1 live entry removed" } else { "step 1 no live entry" }.to_string());
             if step.filter_removed {
-                parts.push("filter servers removed".into());
+                parts.push("step 2 filter servers removed".into());
             }
             if !step.broker_data_found {
-                parts.push("no such group".into());
+                parts.push("step 3 no such group".into());
             }
             for (id, addr) in &step.addrs_removed {
-                parts.push(format!("removed id {id}={addr}"));
+                parts.push(format!("step 3 id {id}={addr} removed"));
             }
             if step.notify_queued {
-                parts.push("min id changed".into());
+                parts.push("step 4 min id changed".into());
             }
             if step.broker_name_removed {
-                parts.push("group removed".into());
+                parts.push("step 4 group removed".into());
             }
             if step.cluster_dropped {
-                parts.push("cluster dropped".into());
+                parts.push("step 5 cluster dropped".into());
+            } else if step.cluster_name_removed {
+                parts.push("step 5 left its cluster".into());
             }
-            lines.push(parts.join(" "));
+            lines.push(format!("{}: {}", step.request, parts.join(", ")));
         }
+        // Step 6, grouped by broker name: one line per group, not per topic.
+        let mut by_group: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for (topic, name) in &self.queue_data_removed {
-            lines.push(format!("step 6: {topic} lost QueueData of {name}"));
+            by_group.entry(name).or_default().push(topic);
         }
-        for topic in &self.topics_removed {
-            lines.push(format!("step 6: topic {topic} removed (no QueueData left)"));
+        for (name, topics) in by_group {
+            lines.push(format!(
+                "step 6: QueueData of {name} removed from {} topics ({})",
+                topics.len(),
+                topics.join(", ")
+            ));
         }
+        if !self.topics_removed.is_empty() {
+            lines.push(format!("step 6: topics left empty and removed: {}", self.topics_removed.join(", ")));
+        }
+        let mut wiped: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for (topic, name) in &self.write_perm_wiped {
-            lines.push(format!("step 6: {topic}/{name} write perm wiped (acting master, no id 0)"));
+            wiped.entry(name).or_default().push(topic);
+        }
+        for (name, topics) in wiped {
+            let n = topics.len();
+            lines.push(format!("step 6: {name} has no master (acting master on): write perm wiped on {n} topics"));
         }
         if let Some(abort) = &self.aborted {
             lines.push(format!(

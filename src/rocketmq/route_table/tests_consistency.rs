@@ -77,6 +77,7 @@ fn explain_narrates_each_step_that_did_something() {
 
     let report = m.un_register_broker(&[unreg(BROKER, 0, MASTER_ADDR)]);
     let lines = report.explain();
-    assert!(lines[0].contains("live removed") && lines[0].contains("group removed"), "{lines:?}");
-    assert!(lines.iter().any(|l| l == "step 6: topic T removed (no QueueData left)"), "{lines:?}");
+    assert!(lines[0].contains("step 1 live entry removed") && lines[0].contains("step 4 group removed"), "{lines:?}");
+    assert!(lines.contains(&"step 6: QueueData of broker-a removed from 2 topics (T, U)".to_string()), "{lines:?}");
+    assert!(lines.contains(&"step 6: topics left empty and removed: T, U".to_string()), "{lines:?}");
 }
