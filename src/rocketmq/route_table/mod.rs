@@ -45,7 +45,7 @@ mod route;
 mod unregister;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 #[cfg(test)]
 mod tests_admin;
 #[cfg(test)]

@@ -8,6 +8,8 @@
 
 pub mod checker;
 pub mod subject;
+#[cfg(test)]
+mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};
 pub use subject::{RouteWant, Subject};

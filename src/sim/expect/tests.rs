@@ -1,0 +1,121 @@
+//! The three time frames, decided from the observer's two hooks (`before_instant`,
+//! `after_event`) against a real route table.
+
+use super::checker::Checker;
+use super::{Expectation, Subject, Verdict, When};
+use crate::rocketmq::route_table::test_support::{body, broker, ch, dv, manager, unreg, BROKER, CLUSTER, MASTER_ADDR};
+use crate::rocketmq::route_table::RouteInfoManager;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::world::World;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+/// A world with one name server, and a claim "the cluster lists broker-a".
+fn world() -> (World, Rc<RefCell<RouteInfoManager>>) {
+    let world = World::new(BTreeMap::new());
+    let table = Rc::new(RefCell::new(manager()));
+    world.set_namesrv("ns1", Some(table.clone()));
+    (world, table)
+}
+
+fn listed(name: &str, when: When) -> Expectation {
+    let brokers: BTreeSet<String> = [BROKER.to_string()].into();
+    Expectation {
+        name: name.into(),
+        when,
+        subject: Subject::Cluster { namesrv: "ns1".into(), cluster: CLUSTER.into(), brokers },
+    }
+}
+
+fn join(table: &Rc<RefCell<RouteInfoManager>>, at: u64) {
+    table.borrow_mut().register_broker(SimTime(at), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
+}
+
+fn leave(table: &Rc<RefCell<RouteInfoManager>>) {
+    table.borrow_mut().un_register_broker(&[unreg(BROKER, 0, MASTER_ADDR)]);
+}
+
+fn verdict(c: &Checker) -> Verdict {
+    c.verdicts().remove(0).1
+}
+
+#[test]
+fn at_sees_the_state_after_every_event_of_its_instant() {
+    let (world, table) = world();
+    let mut c = Checker::new(vec![listed("x", When::At(SimTime(100)))]);
+    assert!(c.before_instant(SimTime(100), &world).is_empty(), "instant 100 is not over yet");
+    join(&table, 100);
+    c.after_event(SimTime(100), &world);
+    let notes = c.before_instant(SimTime(101), &world);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(verdict(&c), Verdict::Held { converged: None });
+}
+
+#[test]
+fn by_reports_the_first_moment_it_holds_as_the_convergence_time() {
+    let (world, table) = world();
+    let mut c = Checker::new(vec![listed("x", When::By { from: SimTime(1000), deadline: SimTime(5000) })]);
+    c.before_instant(SimTime(1000), &world);
+    c.after_event(SimTime(1200), &world);
+    join(&table, 1700);
+    c.after_event(SimTime(1700), &world);
+    assert_eq!(verdict(&c), Verdict::Held { converged: Some(SimDuration(700)) });
+}
+
+#[test]
+fn by_that_already_holds_when_its_window_opens_converges_in_zero() {
+    let (world, table) = world();
+    join(&table, 0);
+    let mut c = Checker::new(vec![listed("x", When::By { from: SimTime(1000), deadline: SimTime(5000) })]);
+    c.before_instant(SimTime(1500), &world);
+    assert_eq!(verdict(&c), Verdict::Held { converged: Some(SimDuration::ZERO) });
+}
+
+#[test]
+fn by_fails_at_its_deadline_with_the_state_then() {
+    let (world, _table) = world();
+    let mut c = Checker::new(vec![listed("x", When::By { from: SimTime(0), deadline: SimTime(5000) })]);
+    c.before_instant(SimTime(0), &world);
+    assert!(c.before_instant(SimTime(5000), &world).is_empty(), "the deadline instant itself still counts");
+    c.before_instant(SimTime(5001), &world);
+    let Verdict::Failed { at, mismatch } = verdict(&c) else { panic!("should fail") };
+    assert_eq!(at, SimTime(5000));
+    assert_eq!((mismatch.expected.as_str(), mismatch.got.as_str()), ("cluster DefaultCluster = [broker-a]", "[]"));
+}
+
+#[test]
+fn during_fails_at_the_first_event_that_breaks_it() {
+    let (world, table) = world();
+    join(&table, 0);
+    let mut c = Checker::new(vec![listed("x", When::During { from: SimTime(1000), until: SimTime(9000) })]);
+    c.before_instant(SimTime(1000), &world);
+    c.after_event(SimTime(2000), &world);
+    leave(&table);
+    c.after_event(SimTime(3000), &world);
+    assert!(matches!(verdict(&c), Verdict::Failed { at: SimTime(3000), .. }));
+}
+
+#[test]
+fn during_checks_the_state_as_its_window_opens_and_holds_when_it_closes() {
+    let (world, table) = world();
+    let mut c = Checker::new(vec![listed("open", When::During { from: SimTime(10), until: SimTime(20) })]);
+    c.before_instant(SimTime(10), &world);
+    assert!(matches!(verdict(&c), Verdict::Failed { at: SimTime(10), .. }), "nothing was listed at 10");
+
+    join(&table, 0);
+    let mut c = Checker::new(vec![listed("close", When::During { from: SimTime(10), until: SimTime(20) })]);
+    c.before_instant(SimTime(10), &world);
+    c.before_instant(SimTime(21), &world);
+    assert_eq!(verdict(&c), Verdict::Held { converged: None });
+}
+
+#[test]
+fn a_name_server_that_is_down_has_no_tables() {
+    let (world, table) = world();
+    join(&table, 0);
+    world.set_namesrv("ns1", None);
+    let mut c = Checker::new(vec![listed("x", When::At(SimTime(5)))]);
+    c.before_instant(SimTime(6), &world);
+    assert!(matches!(verdict(&c), Verdict::Failed { .. }));
+}
