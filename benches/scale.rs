@@ -89,6 +89,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         clients,
         timeline,
         expects,
+        invariants: Vec::new(),
     }
 }
 

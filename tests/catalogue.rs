@@ -77,7 +77,7 @@ impl Write for Captured {
 fn jsonl(scenario: &Scenario, seed: Option<u64>) -> (Vec<u8>, String) {
     let out = Captured::default();
     let trace = TraceOptions { jsonl: Some(Box::new(out.clone())), ..Default::default() };
-    let report = run(scenario, RunOptions { seed, trace });
+    let report = run(scenario, RunOptions { seed, trace, ..Default::default() });
     let bytes = out.0.lock().unwrap().clone();
     (bytes, report.digest)
 }
@@ -101,4 +101,15 @@ fn another_seed_draws_other_losses() {
     let (_, d1) = jsonl(&scenario, Some(1));
     let (_, d2) = jsonl(&scenario, Some(2));
     assert_ne!(d1, d2);
+}
+
+#[test]
+fn every_catalogue_scenario_survives_a_toml_round_trip() {
+    // The writer that saves shrunk counterexamples must lose nothing a scenario can say.
+    for (file, scenario) in catalogue() {
+        let text = routesim::sim::scenario::to_toml(&scenario);
+        let back =
+            routesim::sim::scenario::parse(&file, &text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", file.display()));
+        assert_eq!(back, scenario, "{} changed in the round trip:\n{text}", file.display());
+    }
 }

@@ -134,3 +134,13 @@ fn check_runs_a_folder_and_sums_up() {
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains("INVALID") && err.contains("c.toml:2:8"), "{out}{err}");
 }
+
+#[test]
+fn explore_reports_cases_events_and_violations() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = routesim(&["explore", "--cases", "6", "--seed", "4", "--jobs", "2", "--out", dir.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with("6 cases, ") && out.contains(" events simulated, 0 violations in "), "{out}");
+    assert!(err.is_empty(), "no progress bar when stderr is not a terminal: {err:?}");
+}

@@ -17,6 +17,7 @@ use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
+use crate::sim::invariants::Mutation;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::Packet;
@@ -44,7 +45,7 @@ pub struct Director {
 impl Director {
     /// Registers every process with the network (ids in scenario order) and the director's own
     /// timer-only process.
-    pub fn new(net: Net, obs: Obs, scenario: Scenario) -> Self {
+    pub fn new(net: Net, obs: Obs, scenario: Scenario, mutation: Option<Mutation>) -> Self {
         let node = net.add_node("director");
         let epoch = net.start_process(node, None);
         let names = scenario
@@ -54,7 +55,7 @@ impl Director {
             .chain(scenario.brokers.iter().map(|b| &b.name))
             .chain(scenario.clients.iter().map(|c| &c.name));
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
-        let env = Env { net, obs, node, epoch, label: Arc::from("fault") };
+        let env = Env { net, obs, node, epoch, label: Arc::from("fault"), mutation };
         Director { env, scenario, nodes, running: BTreeMap::new() }
     }
 

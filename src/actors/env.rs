@@ -6,6 +6,7 @@
 use crate::actors::network::{Net, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::invariants::Mutation;
 use crate::sim::notes::What;
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, MsgId};
@@ -22,6 +23,8 @@ pub struct Env {
     pub epoch: u32,
     /// The actor's name in the trace: `a0`, `ns1`, `ns1/scanner`, ...
     pub label: Arc<str>,
+    /// Test-only planted bug, if any.
+    pub mutation: Option<Mutation>,
 }
 
 impl Env {

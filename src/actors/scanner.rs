@@ -10,6 +10,7 @@ use crate::actors::env::{Env, Stop};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::invariants::Mutation;
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -53,14 +54,18 @@ impl Handler<ScanTick> for Scanner {
     type Result = ();
     fn handle(&mut self, ScanTick(scheduled): ScanTick, ctx: &mut Context<Self>) {
         let now = self.env.now();
+        // The planted bug moves the scan one millisecond ahead: `last + timeout <= now`.
+        let planted = self.env.mutation == Some(Mutation::ScanAtTimeout);
+        let scan_at = if planted { now + SimDuration(1) } else { now };
         let (expired, live) = {
             let table = self.table.borrow();
-            (table.scan_not_active_broker(now), table.broker_live_table().len())
+            (table.scan_not_active_broker(scan_at), table.broker_live_table().len())
         };
         self.env.record(RmqNote::ScanTick { live, expired: expired.len() });
         for e in expired {
             self.env.record(RmqNote::Expired {
-                broker: e.addr_info.to_string(),
+                cluster: e.addr_info.cluster_name.clone(),
+                addr: e.addr_info.broker_addr.clone(),
                 last_update: e.last_update,
                 silent: now.since(e.last_update),
                 timeout: e.timeout,

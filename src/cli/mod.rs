@@ -1,10 +1,12 @@
-//! The command line: `routesim run`, `routesim check`.
+//! The command line: `routesim run`, `routesim check`, `routesim explore`.
 //!
 //! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
 //! was invalid (or could not be read or written). Errors never panic.
 
 mod check;
+mod explore;
 mod output;
+mod progress;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +35,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run every scenario under a folder, in parallel; one verdict line each.
     Check(check::CheckArgs),
+    /// Generate random clusters and fault schedules and check every invariant; save failures.
+    Explore(explore::ExploreArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -46,6 +50,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
+        Command::Explore(args) => explore::explore(args),
     };
     ExitCode::from(code)
 }

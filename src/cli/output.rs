@@ -36,9 +36,22 @@ pub fn print_report(out: &mut impl Write, r: &RunReport) -> io::Result<()> {
             }
         }
     }
+    if !r.violations.is_empty() {
+        writeln!(out, "invariants:")?;
+        for v in &r.violations {
+            writeln!(out, "  VIOLATED  {} at {}", v.invariant, v.at)?;
+            writeln!(out, "        {}", v.detail)?;
+        }
+    }
     let failed = r.verdicts.iter().filter(|(_, v)| !v.held()).count();
-    if failed > 0 {
-        writeln!(out, "{failed} of {} expectations failed; re-run with --seed {} to replay", r.verdicts.len(), r.seed)?;
+    if failed > 0 || !r.violations.is_empty() {
+        writeln!(
+            out,
+            "{failed} of {} expectations failed, {} invariants violated; re-run with --seed {} to replay",
+            r.verdicts.len(),
+            r.violations.len(),
+            r.seed
+        )?;
     }
     writeln!(out, "seed {}  events {}  trace digest {}", r.seed, r.events, r.digest)
 }

@@ -64,7 +64,7 @@ pub fn run(args: RunArgs) -> u8 {
             }
         }
         println!("{}", scenario_header(&scenario.name, file));
-        let report = run_scenario(&scenario, RunOptions { seed: args.seed, trace });
+        let report = run_scenario(&scenario, RunOptions { seed: args.seed, trace, ..Default::default() });
         if let Some(e) = &report.io_error {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return code;

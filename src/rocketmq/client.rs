@@ -53,6 +53,16 @@ impl RouteClientCore {
         &self.namesrvs[i]
     }
 
+    /// The name server the client currently reads from, if it has chosen one.
+    pub fn current_namesrv(&self) -> Option<&str> {
+        self.chosen.map(|i| self.namesrvs[i].as_str())
+    }
+
+    /// The topics it holds a route for.
+    pub fn topics(&self) -> impl Iterator<Item = &str> {
+        self.routes.keys().map(String::as_str)
+    }
+
     /// The chosen channel failed (connect error, or a request timed out and
     /// `clientCloseSocketIfTimeout` closed it): the next request picks another name server.
     pub fn channel_failed(&mut self, namesrv: &str) {

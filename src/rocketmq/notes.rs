@@ -130,7 +130,8 @@ pub enum RmqNote {
         expired: usize,
     },
     Expired {
-        broker: String,
+        cluster: String,
+        addr: String,
         last_update: SimTime,
         silent: SimDuration,
         timeout: SimDuration,
@@ -257,7 +258,8 @@ impl fmt::Display for RmqNote {
             }
             TopicDeleted { topic, cluster: None, removed } => write!(f, "deleteTopic {topic}: removed={removed}"),
             ScanTick { live, expired } => write!(f, "scanNotActiveBroker: {live} live, {expired} expired"),
-            Expired { broker, last_update, silent, timeout, queued } => {
+            Expired { cluster, addr, last_update, silent, timeout, queued } => {
+                let broker = format!("{cluster}/{addr}");
                 let then =
                     if *queued { "close channel, queue unregister" } else { "close channel (no route entry: orphan)" };
                 write!(f, "{broker} silent {} > {} (last update {last_update}): {then}", secs(*silent), secs(*timeout))

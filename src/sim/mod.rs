@@ -4,7 +4,9 @@
 pub mod agenda;
 pub mod clock;
 pub mod expect;
+pub mod explore;
 pub mod ids;
+pub mod invariants;
 pub mod network;
 pub mod notes;
 pub mod observe;

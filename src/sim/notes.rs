@@ -185,6 +185,7 @@ impl fmt::Display for NetNote {
 pub enum CheckNote {
     Held { name: String, converged: Option<SimDuration> },
     Failed { name: String, at: SimTime, detail: String },
+    Violated { invariant: &'static str, at: SimTime, detail: String },
 }
 
 impl fmt::Display for CheckNote {
@@ -196,6 +197,9 @@ impl fmt::Display for CheckNote {
             CheckNote::Held { name, converged: None } => write!(f, "expectation \"{name}\" held"),
             CheckNote::Failed { name, at, detail } => {
                 write!(f, "expectation \"{name}\" FAILED at {at}: {detail}")
+            }
+            CheckNote::Violated { invariant, at, detail } => {
+                write!(f, "invariant {invariant} VIOLATED at {at}: {detail}")
             }
         }
     }

@@ -2,6 +2,9 @@
 
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
+use crate::sim::invariants::monitor::Monitor;
+use crate::sim::invariants::Violation;
+use crate::sim::network::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
 use crate::sim::world::World;
@@ -14,6 +17,8 @@ pub struct Obs {
     pub trace: Rc<RefCell<Trace>>,
     pub checker: Rc<RefCell<Checker>>,
     pub world: Rc<World>,
+    /// Present when the scenario enables invariants.
+    pub monitor: Option<Rc<RefCell<Monitor>>>,
     check_actor: Arc<str>,
 }
 
@@ -23,17 +28,29 @@ impl Obs {
             trace: Rc::new(RefCell::new(trace)),
             checker: Rc::new(RefCell::new(checker)),
             world: Rc::new(world),
+            monitor: None,
             check_actor: Arc::from("check"),
         }
+    }
+
+    pub fn with_monitor(mut self, monitor: Monitor) -> Self {
+        self.monitor = Some(Rc::new(RefCell::new(monitor)));
+        self
     }
 
     /// Records an event, then re-evaluates the expectations whose subject it may have changed.
     ///
     /// Callers must not hold a borrow of any core the world lends out: the checker reads them.
     pub fn record(&self, t: SimTime, actor: &Arc<str>, what: What) {
-        self.trace.borrow_mut().record(TraceEvent { t, actor: actor.clone(), what });
+        let event = TraceEvent { t, actor: actor.clone(), what };
+        let violations = match &self.monitor {
+            Some(m) => m.borrow_mut().on_event(&event, &self.world),
+            None => Vec::new(),
+        };
+        self.trace.borrow_mut().record(event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
         self.record_verdicts(t, notes);
+        self.record_violations(t, violations);
     }
 
     /// Called by the network driver when virtual time reaches `now`, before anything at `now`
@@ -41,6 +58,45 @@ impl Obs {
     pub fn before_instant(&self, now: SimTime) {
         let notes = self.checker.borrow_mut().before_instant(now, &self.world);
         self.record_verdicts(now, notes);
+        if let Some(m) = &self.monitor {
+            let violations = m.borrow_mut().before_instant(now, &self.world);
+            self.record_violations(now, violations);
+        }
+    }
+
+    /// The run is over: checks that only make sense at the end (convergence).
+    pub fn finish(&self, end: SimTime) {
+        if let Some(m) = &self.monitor {
+            let violations = m.borrow_mut().finish(end, &self.world);
+            self.record_violations(end, violations);
+        }
+    }
+
+    /// Whether anyone listens to arrivals and process changes (they cost a name lookup).
+    pub fn watches_network(&self) -> bool {
+        self.monitor.is_some()
+    }
+
+    /// A registration or heartbeat from `broker` was delivered to `namesrv`.
+    pub fn arrived(&self, now: SimTime, broker: &str, namesrv: &str) {
+        if let Some(m) = &self.monitor {
+            m.borrow_mut().arrived(now, broker, namesrv);
+        }
+    }
+
+    /// A process started, stopped, hung or resumed.
+    pub fn process(&self, now: SimTime, name: &str, state: ProcState) {
+        if let Some(m) = &self.monitor {
+            m.borrow_mut().process(now, name, state);
+        }
+    }
+
+    fn record_violations(&self, t: SimTime, violations: Vec<Violation>) {
+        let mut trace = self.trace.borrow_mut();
+        for v in violations {
+            let note = CheckNote::Violated { invariant: v.invariant.key(), at: v.at, detail: v.detail };
+            trace.record(TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
+        }
     }
 
     fn record_verdicts(&self, t: SimTime, notes: Vec<CheckNote>) {

@@ -10,6 +10,8 @@ use crate::actors::network::{Net, NetworkActor};
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::expect::{Expectation, Verdict};
+use crate::sim::invariants::monitor::Monitor;
+use crate::sim::invariants::{Mutation, Violation};
 use crate::sim::network::{LinkParams, LinkRules};
 use crate::sim::notes::{RunNote, What};
 use crate::sim::observe::Obs;
@@ -24,6 +26,9 @@ pub struct RunOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
     pub trace: TraceOptions,
+    /// Test-only: plant a known bug (see [`Mutation`]).
+    #[doc(hidden)]
+    pub mutation: Option<Mutation>,
 }
 
 pub struct RunReport {
@@ -31,6 +36,8 @@ pub struct RunReport {
     pub seed: u64,
     pub end: SimTime,
     pub verdicts: Vec<(Expectation, Verdict)>,
+    /// Invariants broken during the run (only those the scenario enabled).
+    pub violations: Vec<Violation>,
     pub digest: String,
     pub events: u64,
     /// The events, when `TraceOptions::keep` was set.
@@ -40,8 +47,9 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Every expectation held and no invariant was violated.
     pub fn all_held(&self) -> bool {
-        self.verdicts.iter().all(|(_, v)| v.held())
+        self.verdicts.iter().all(|(_, v)| v.held()) && self.violations.is_empty()
     }
 }
 
@@ -76,14 +84,17 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
     let scenario = scenario.clone();
     let obs = system.block_on(async move {
         let checker = Checker::new(scenario.expects.clone());
-        let obs = Obs::new(Trace::new(opts.trace), checker, world_for(&scenario));
+        let mut obs = Obs::new(Trace::new(opts.trace), checker, world_for(&scenario));
+        if !scenario.invariants.is_empty() {
+            obs = obs.with_monitor(Monitor::new(&scenario));
+        }
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
         let run: Arc<str> = Arc::from("run");
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
         obs.record(SimTime::ZERO, &run, What::Run(begin));
-        Director::new(net.clone(), obs.clone(), scenario).start();
+        Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
         let (done, finished) = tokio::sync::oneshot::channel();
         NetworkActor { net, end, done: Some(done) }.start();
         let _ = finished.await;
@@ -92,8 +103,9 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         obs
     });
     let verdicts = obs.checker.borrow().verdicts();
+    let violations = obs.monitor.as_ref().map(|m| m.borrow().violations().to_vec()).unwrap_or_default();
     let trace = std::mem::replace(&mut *obs.trace.borrow_mut(), Trace::new(TraceOptions::default()));
     let (digest, events) = (trace.digest(), trace.count());
     let (kept, io_error) = trace.finish();
-    RunReport { scenario: name, seed, end, verdicts, digest, events, kept, io_error }
+    RunReport { scenario: name, seed, end, verdicts, violations, digest, events, kept, io_error }
 }

@@ -16,6 +16,7 @@
 
 mod kernel;
 
+use crate::rocketmq::wire::RmqMsg;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
@@ -126,6 +127,8 @@ impl Net {
             let actor = k.net_actor.clone();
             k.obs.record(now, &actor, What::Run(RunNote::ProcessStarted { node: name }));
         }
+        drop(k);
+        self.tell(node, ProcState::Running);
         epoch
     }
 
@@ -159,11 +162,25 @@ impl Net {
         k.core.set_state(node, ProcState::Down, how != Stop::HostDown);
         k.endpoints[node.0 as usize] = None;
         k.parked.remove(&node);
+        drop(k);
+        self.tell(node, ProcState::Down);
     }
 
     /// SIGSTOP: from now on the process's input and timers wait.
     pub fn hang(&self, node: NodeId) {
         self.0.borrow_mut().core.set_state(node, ProcState::Hung, true);
+        self.tell(node, ProcState::Hung);
+    }
+
+    /// Lets the invariant monitor (if any) follow process life.
+    fn tell(&self, node: NodeId, state: ProcState) {
+        let (obs, name) = {
+            let k = self.0.borrow();
+            (k.obs.clone(), k.core.name(node).to_string())
+        };
+        if obs.watches_network() {
+            obs.process(self.now(), &name, state);
+        }
     }
 
     /// SIGCONT: everything that waited runs now, in its original order.
@@ -179,6 +196,8 @@ impl Net {
         k.wake_if_earlier(now);
         let (actor, name) = (k.net_actor.clone(), k.core.name(node).to_string());
         k.obs.record(now, &actor, What::Net(NetNote::Unparked { node: name, entries }));
+        drop(k);
+        self.tell(node, ProcState::Running);
     }
 
     /// Sends `body` from `from` to `to` over `from`'s current channel, opening one if needed.
@@ -252,9 +271,24 @@ impl Net {
             let obs = self.0.borrow().obs.clone();
             obs.before_instant(now);
             if now > end {
+                obs.finish(end);
                 return;
             }
             self.dispatch_due(now);
+        }
+    }
+
+    /// Registrations and heartbeats that reach a name server are the monitor's ground truth.
+    fn note_arrival(&self, now: SimTime, p: &Packet) {
+        let k = self.0.borrow();
+        if !k.obs.watches_network() {
+            return;
+        }
+        if let Body::Rmq(RmqMsg::RegisterBroker(_) | RmqMsg::QueryDataVersion { .. }) = &p.body {
+            let (from, to) = (k.core.name(p.from).to_string(), k.core.name(p.to).to_string());
+            let obs = k.obs.clone();
+            drop(k);
+            obs.arrived(now, &from, &to);
         }
     }
 
@@ -271,6 +305,7 @@ impl Net {
                 Due::Deliver(packet) => {
                     let target = self.0.borrow_mut().arrive(now, packet);
                     if let Some((endpoint, packet)) = target {
+                        self.note_arrival(now, &packet);
                         endpoint.do_send(packet);
                     }
                 }

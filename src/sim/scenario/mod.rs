@@ -10,15 +10,18 @@ mod expects;
 mod raw;
 mod timeline;
 mod validate;
+mod write;
 
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
 use crate::rocketmq::types::TopicConfig;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
+use crate::sim::invariants::Invariant;
 pub use error::{ScenarioError, ScenarioErrors};
 use std::path::{Path, PathBuf};
 pub use timeline::describe;
+pub use write::to_toml;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -32,6 +35,8 @@ pub struct Scenario {
     pub clients: Vec<ClientSpec>,
     pub timeline: Vec<TimedEvent>,
     pub expects: Vec<Expectation>,
+    /// Invariants checked at every event (`invariants = [...]` under `[scenario]`).
+    pub invariants: Vec<Invariant>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -37,6 +37,7 @@ pub struct RawMeta {
     pub seed: Option<S<u64>>,
     pub duration: S<String>,
     pub description: Option<String>,
+    pub invariants: Option<Vec<S<String>>>,
 }
 
 #[derive(Deserialize, Default)]

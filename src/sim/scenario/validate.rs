@@ -9,6 +9,7 @@ use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
 use crate::rocketmq::types::{perm, TopicConfig};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::invariants::Invariant;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -88,7 +89,9 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
     let known = super::expects::Known { events: &placed, topics: &known_topics, broker_names: &broker_names };
     let expects = super::expects::expects(ctx, raw.expect, &known);
     let timeline = placed.into_iter().map(|p| p.event).collect();
+    let invariants = invariants(ctx, meta.invariants.as_deref().unwrap_or_default());
     Scenario {
+        invariants,
         name: meta.name.into_inner(),
         description: meta.description,
         seed: meta.seed.map(S::into_inner).unwrap_or(1),
@@ -100,6 +103,25 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         timeline,
         expects,
     }
+}
+
+fn invariants(ctx: &mut Ctx, keys: &[S<String>]) -> Vec<Invariant> {
+    let mut out = Vec::new();
+    for k in keys {
+        match Invariant::from_key(k.get_ref()) {
+            Some(i) if !out.contains(&i) => out.push(i),
+            Some(_) => ctx.error(k.span(), format!("invariant {:?} is listed twice", k.get_ref()), None),
+            None => {
+                let valid: Vec<&str> = Invariant::ALL.iter().map(|i| i.key()).collect();
+                let help = match nearest(k.get_ref(), valid.iter().copied()) {
+                    Some(n) => format!("did you mean {n:?}? known: {}", valid.join(", ")),
+                    None => format!("known: {}", valid.join(", ")),
+                };
+                ctx.error(k.span(), format!("unknown invariant {:?}", k.get_ref()), Some(help));
+            }
+        }
+    }
+    out
 }
 
 fn network(ctx: &mut Ctx, raw: super::raw::RawNetwork) -> NetworkSpec {

@@ -1,0 +1,316 @@
+//! proptest strategies that build [`Scenario`]s — the same type the TOML loader produces.
+//!
+//! A cluster shape (1–3 name servers, 1–6 broker groups of a master and up to two slaves,
+//! topics, acting-master flags, clients) and a list of fault *episodes*: a fault together with
+//! how it ends (hang → resume, partition → heal, crash → maybe restart, ...). Episodes are turned
+//! into a timeline by [`timeline`], which drops any episode whose target is not in a state to
+//! take it (already down, hung, ...). Because that repair is a plain function of the episodes,
+//! every shrink of the list is still a valid scenario.
+
+use crate::rocketmq::broker::BrokerConfig;
+use crate::rocketmq::route_table::NamesrvConfig;
+use crate::rocketmq::types::{perm, TopicConfig};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::invariants::monitor::SETTLE;
+use crate::sim::invariants::Invariant;
+use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario, TimedEvent};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+const TOPICS: [&str; 3] = ["TopicA", "TopicB", "TopicC"];
+
+/// One broker group of the generated cluster.
+#[derive(Clone, Debug)]
+struct Group {
+    slaves: u64,
+    acting_master: bool,
+    topics: Vec<(usize, u32)>,
+}
+
+/// A fault with its end, on process or link indices (resolved modulo the cluster's size).
+#[derive(Clone, Debug)]
+pub enum Episode {
+    Crash { target: usize, at: u64, restart_after: Option<u64> },
+    HostDown { target: usize, at: u64, restart_after: Option<u64> },
+    Hang { target: usize, at: u64, for_secs: u64 },
+    Shutdown { target: usize, at: u64, restart_after: Option<u64> },
+    Partition { a: usize, b: usize, at: u64, for_secs: u64 },
+    Block { a: usize, b: usize, at: u64, for_secs: u64 },
+    Loss { a: usize, b: usize, at: u64, for_secs: u64, percent: u8 },
+    Latency { a: usize, b: usize, at: u64, for_secs: u64, millis: u64 },
+    NamesrvRestart { ns: usize, at: u64, down_secs: u64 },
+}
+
+fn episode() -> impl Strategy<Value = Episode> {
+    let at = 5u64..300;
+    let restart = proptest::option::of(1u64..90);
+    prop_oneof![
+        (any::<usize>(), at.clone(), restart.clone()).prop_map(|(target, at, restart_after)| Episode::Crash {
+            target,
+            at,
+            restart_after
+        }),
+        (any::<usize>(), at.clone(), restart.clone()).prop_map(|(target, at, restart_after)| Episode::HostDown {
+            target,
+            at,
+            restart_after
+        }),
+        (any::<usize>(), at.clone(), 1u64..200).prop_map(|(target, at, for_secs)| Episode::Hang {
+            target,
+            at,
+            for_secs
+        }),
+        (any::<usize>(), at.clone(), restart).prop_map(|(target, at, restart_after)| Episode::Shutdown {
+            target,
+            at,
+            restart_after
+        }),
+        (any::<usize>(), any::<usize>(), at.clone(), 1u64..200).prop_map(|(a, b, at, for_secs)| Episode::Partition {
+            a,
+            b,
+            at,
+            for_secs
+        }),
+        (any::<usize>(), any::<usize>(), at.clone(), 1u64..200).prop_map(|(a, b, at, for_secs)| Episode::Block {
+            a,
+            b,
+            at,
+            for_secs
+        }),
+        (any::<usize>(), any::<usize>(), at.clone(), 1u64..200, 10u8..90)
+            .prop_map(|(a, b, at, for_secs, percent)| Episode::Loss { a, b, at, for_secs, percent }),
+        (any::<usize>(), any::<usize>(), at.clone(), 1u64..200, 5u64..2000)
+            .prop_map(|(a, b, at, for_secs, millis)| Episode::Latency { a, b, at, for_secs, millis }),
+        (any::<usize>(), at, 1u64..60).prop_map(|(ns, at, down_secs)| Episode::NamesrvRestart { ns, at, down_secs }),
+    ]
+}
+
+fn group() -> impl Strategy<Value = Group> {
+    let topics = proptest::sample::subsequence((0..TOPICS.len()).collect::<Vec<_>>(), 1..=TOPICS.len());
+    (0u64..=2, any::<bool>(), topics, proptest::collection::vec(1u32..=8, TOPICS.len())).prop_map(
+        |(slaves, acting_master, topics, queues)| Group {
+            slaves,
+            acting_master,
+            topics: topics.into_iter().map(|t| (t, queues[t])).collect(),
+        },
+    )
+}
+
+/// A RocketMQ scenario with every invariant enabled.
+pub fn scenario() -> impl Strategy<Value = Scenario> {
+    let namesrvs =
+        proptest::collection::vec((any::<bool>(), prop_oneof![Just(0u64), Just(0), Just(1000)], any::<bool>()), 1..=3);
+    let groups = proptest::collection::vec(group(), 1..=6);
+    let clients = proptest::collection::vec(any::<prop::sample::Index>(), 0..=2);
+    let net = (0u64..=2, prop_oneof![Just(0u64), Just(0), Just(3)]);
+    let episodes = proptest::collection::vec(episode(), 0..=6);
+    // Seeds stay below 2^63: TOML integers are signed 64-bit, and the shrunk case must load.
+    (0..i64::MAX as u64, namesrvs, groups, clients, net, episodes)
+        .prop_map(|(seed, ns, groups, clients, net, episodes)| build(seed, &ns, &groups, &clients, net, &episodes))
+}
+
+fn build(
+    seed: u64,
+    ns: &[(bool, u64, bool)],
+    groups: &[Group],
+    clients: &[prop::sample::Index],
+    (latency, jitter): (u64, u64),
+    episodes: &[Episode],
+) -> Scenario {
+    let namesrvs: Vec<NamesrvSpec> = ns
+        .iter()
+        .enumerate()
+        .map(|(i, &(support_acting_master, delay, short_initial_scan))| NamesrvSpec {
+            name: format!("ns{}", i + 1),
+            start: SimTime::ZERO,
+            table: NamesrvConfig { support_acting_master, ..Default::default() },
+            scan_interval: SimDuration::from_secs(5),
+            scan_initial_delay: if short_initial_scan { SimDuration(5) } else { SimDuration::from_secs(5) },
+            queue_capacity: 3000,
+            unregister_delay: SimDuration(delay),
+            idle_close: None,
+        })
+        .collect();
+    let ns_names: Vec<String> = namesrvs.iter().map(|n| n.name.clone()).collect();
+    let mut brokers = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        for id in 0..=group.slaves {
+            let mut config = BrokerConfig::new(
+                "DefaultCluster",
+                &format!("broker-g{}", g + 1),
+                id,
+                &format!("10.0.{}.{}:10911", g + 1, id + 1),
+            );
+            config.enable_acting_master = group.acting_master;
+            let topics = group
+                .topics
+                .iter()
+                .map(|&(t, q)| TopicConfig {
+                    read_queue_nums: q,
+                    write_queue_nums: q,
+                    perm: perm::READ_WRITE,
+                    ..TopicConfig::new(TOPICS[t])
+                })
+                .collect();
+            brokers.push(BrokerSpec {
+                name: format!("g{}-{id}", g + 1),
+                config,
+                namesrvs: ns_names.clone(),
+                start: SimTime::ZERO,
+                topics,
+            });
+        }
+    }
+    let known: Vec<String> = TOPICS
+        .iter()
+        .filter(|t| brokers.iter().any(|b| b.topics.iter().any(|x| x.topic_name == **t)))
+        .map(|t| t.to_string())
+        .collect();
+    let clients: Vec<ClientSpec> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, pick)| ClientSpec {
+            name: format!("c{}", i + 1),
+            namesrvs: ns_names.clone(),
+            topics: vec![pick.get(&known).clone()],
+            poll_interval: SimDuration::from_secs(30),
+            timeout: SimDuration::from_secs(3),
+            start: SimTime::ZERO,
+        })
+        .collect();
+    let processes: Vec<String> =
+        brokers.iter().map(|b| b.name.clone()).chain(clients.iter().map(|c| c.name.clone())).collect();
+    let network = NetworkSpec { latency: SimDuration(latency), jitter: SimDuration(jitter), ..NetworkSpec::default() };
+    let timeline = timeline(episodes, &processes, &ns_names, &network);
+    let last = timeline.last().map_or(SimTime::ZERO, |e| e.at);
+    Scenario {
+        name: "generated".into(),
+        description: None,
+        seed,
+        duration: last.since(SimTime::ZERO) + SETTLE + SimDuration::from_secs(20),
+        network,
+        namesrvs,
+        brokers,
+        clients,
+        timeline,
+        expects: Vec::new(),
+        invariants: Invariant::ALL.to_vec(),
+    }
+}
+
+/// Episodes → a valid, time-ordered timeline. An episode is dropped when its target is not in
+/// a state to take it for its whole length; name servers only restart, never hang.
+pub fn timeline(
+    episodes: &[Episode],
+    processes: &[String],
+    namesrvs: &[String],
+    network: &NetworkSpec,
+) -> Vec<TimedEvent> {
+    let everyone: Vec<String> = processes.iter().chain(namesrvs).cloned().collect();
+    // Each process's busy intervals (in ms): a new episode must not overlap one.
+    let mut busy: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut events: Vec<TimedEvent> = Vec::new();
+    let mut n = 0;
+    // Claims [from, to] for `who` unless an earlier episode already holds part of it.
+    let free = |who: &str, from: u64, to: u64, busy: &mut BTreeMap<String, Vec<(u64, u64)>>| {
+        let list = busy.entry(who.to_string()).or_default();
+        if list.iter().any(|&(a, b)| from <= b && a <= to) {
+            return false;
+        }
+        list.push((from, to));
+        true
+    };
+    for e in episodes {
+        n += 1;
+        let secs = |s: u64| SimTime(s * 1000);
+        let mut push = |at: SimTime, name: String, action: Action| events.push(TimedEvent { at, name, action });
+        match e {
+            Episode::Crash { target, at, restart_after }
+            | Episode::HostDown { target, at, restart_after }
+            | Episode::Shutdown { target, at, restart_after } => {
+                let who = &processes[target % processes.len()];
+                // A broker's shutdown can take up to 3 s per name server: restart 10 s later at
+                // the earliest. Without a restart the process stays down for good.
+                let restart_at = restart_after.map(|after| at + after.max(10));
+                if !free(who, *at * 1000, restart_at.unwrap_or(u64::MAX / 1000) * 1000, &mut busy) {
+                    continue;
+                }
+                let action = match e {
+                    Episode::Crash { .. } => Action::Crash(who.clone()),
+                    Episode::HostDown { .. } => Action::HostDown(who.clone()),
+                    _ => Action::Shutdown(who.clone()),
+                };
+                push(secs(*at), format!("e{n} stop {who}"), action);
+                if let Some(back) = restart_at {
+                    push(secs(back), format!("e{n} restart {who}"), Action::Restart(who.clone()));
+                }
+            }
+            Episode::Hang { target, at, for_secs } => {
+                let who = &processes[target % processes.len()];
+                if !free(who, *at * 1000, (at + for_secs) * 1000, &mut busy) {
+                    continue;
+                }
+                push(secs(*at), format!("e{n} hang {who}"), Action::Hang(who.clone()));
+                push(secs(at + for_secs), format!("e{n} resume {who}"), Action::Resume(who.clone()));
+            }
+            Episode::NamesrvRestart { ns, at, down_secs } => {
+                let who = &namesrvs[ns % namesrvs.len()];
+                if !free(who, *at * 1000, (at + down_secs) * 1000, &mut busy) {
+                    continue;
+                }
+                push(secs(*at), format!("e{n} crash {who}"), Action::Crash(who.clone()));
+                push(secs(at + down_secs), format!("e{n} restart {who}"), Action::Restart(who.clone()));
+            }
+            Episode::Partition { a, b, at, for_secs } | Episode::Block { a, b, at, for_secs } => {
+                let (x, y) = (&everyone[a % everyone.len()], &everyone[b % everyone.len()]);
+                if x == y {
+                    continue;
+                }
+                let name = format!("e{n} cut");
+                let action = match e {
+                    Episode::Partition { .. } => Action::Partition(vec![vec![x.clone()], vec![y.clone()]]),
+                    _ => Action::Block { from: x.clone(), to: y.clone() },
+                };
+                push(secs(*at), name.clone(), action);
+                push(secs(at + for_secs), format!("e{n} heal"), Action::Heal(Some(name)));
+            }
+            Episode::Loss { a, b, at, for_secs, percent } => {
+                let (x, y) = (&everyone[a % everyone.len()], &everyone[b % everyone.len()]);
+                if x == y {
+                    continue;
+                }
+                let (from, to) = (x.clone(), y.clone());
+                let rate = f64::from(*percent) / 100.0;
+                push(
+                    secs(*at),
+                    format!("e{n} loss"),
+                    Action::Loss { from: from.clone(), to: to.clone(), rate, both_ways: true },
+                );
+                push(
+                    secs(at + for_secs),
+                    format!("e{n} no loss"),
+                    Action::Loss { from, to, rate: 0.0, both_ways: true },
+                );
+            }
+            Episode::Latency { a, b, at, for_secs, millis } => {
+                let (x, y) = (&everyone[a % everyone.len()], &everyone[b % everyone.len()]);
+                if x == y {
+                    continue;
+                }
+                let (from, to) = (x.clone(), y.clone());
+                let slow = Action::Latency {
+                    from: from.clone(),
+                    to: to.clone(),
+                    base: SimDuration(*millis),
+                    jitter: SimDuration::ZERO,
+                    both_ways: true,
+                };
+                push(secs(*at), format!("e{n} slow"), slow);
+                let back = Action::Latency { from, to, base: network.latency, jitter: network.jitter, both_ways: true };
+                push(secs(at + for_secs), format!("e{n} fast"), back);
+            }
+        }
+    }
+    events.sort_by_key(|e| e.at);
+    events
+}

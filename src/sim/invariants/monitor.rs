@@ -1,0 +1,280 @@
+//! The invariant monitor: watches the network and the trace, and checks the enabled invariants
+//! after every event.
+//!
+//! Its ground truth is what *arrived*: the network tells it about every registration or
+//! heartbeat delivered to a name server, and about every process start, stop, hang and resume.
+//! It never trusts a name server's own timestamps, so a table that forgets a refresh (or a
+//! scanner that compares with `<=`) shows up as a difference.
+
+use super::derive::{self, Expected};
+use super::{Invariant, Violation};
+use crate::rocketmq::notes::RmqNote;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::network::ProcState;
+use crate::sim::notes::{FaultNote, What};
+use crate::sim::scenario::{Action, Scenario};
+use crate::sim::trace::TraceEvent;
+use crate::sim::world::World;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How long after the last fault the convergence check waits for the cluster to settle: the
+/// worst expiry (120 s + one scan), two register periods (the first registration after a heal
+/// may bounce off a half-open channel) and two client polls.
+pub const SETTLE: SimDuration = SimDuration::from_secs(240);
+
+/// A name server's schedule, for the expiry bound.
+struct NamesrvFacts {
+    scan_interval: SimDuration,
+    scan_initial_delay: SimDuration,
+    batch_delay: SimDuration,
+}
+
+pub struct Monitor {
+    enabled: BTreeSet<Invariant>,
+    scenario: Scenario,
+    namesrvs: BTreeMap<String, NamesrvFacts>,
+    /// (cluster, addr) → broker process name.
+    brokers_by_addr: BTreeMap<(String, String), String>,
+    state: BTreeMap<String, ProcState>,
+    /// When each name server last started or resumed: its scan grid starts over.
+    ns_started: BTreeMap<String, SimTime>,
+    ns_resumed: BTreeMap<String, SimTime>,
+    /// Last registration or heartbeat from a broker that arrived at a name server, this
+    /// incarnation of the name server.
+    arrivals: BTreeMap<(String, String), SimTime>,
+    revisions: BTreeMap<String, (u64, u64)>,
+    /// Cuts in force (partition/block names), processes hung, links with loss.
+    cuts: BTreeSet<String>,
+    lossy: BTreeSet<(String, String)>,
+    last_fault: SimTime,
+    violations: Vec<Violation>,
+    /// Each invariant reports once: the first violation is the one to shrink towards.
+    reported: BTreeSet<Invariant>,
+}
+
+impl Monitor {
+    pub fn new(scenario: &Scenario) -> Self {
+        let namesrvs = scenario
+            .namesrvs
+            .iter()
+            .map(|n| {
+                let facts = NamesrvFacts {
+                    scan_interval: n.scan_interval,
+                    scan_initial_delay: n.scan_initial_delay,
+                    batch_delay: n.unregister_delay,
+                };
+                (n.name.clone(), facts)
+            })
+            .collect();
+        let brokers_by_addr = scenario
+            .brokers
+            .iter()
+            .map(|b| ((b.config.cluster.clone(), b.config.addr.clone()), b.name.clone()))
+            .collect();
+        Monitor {
+            enabled: scenario.invariants.iter().copied().collect(),
+            scenario: scenario.clone(),
+            namesrvs,
+            brokers_by_addr,
+            state: BTreeMap::new(),
+            ns_started: BTreeMap::new(),
+            ns_resumed: BTreeMap::new(),
+            arrivals: BTreeMap::new(),
+            revisions: BTreeMap::new(),
+            cuts: BTreeSet::new(),
+            lossy: BTreeSet::new(),
+            last_fault: SimTime::ZERO,
+            violations: Vec::new(),
+            reported: BTreeSet::new(),
+        }
+    }
+
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    fn violate(&mut self, invariant: Invariant, at: SimTime, detail: String) -> Option<Violation> {
+        if !self.enabled.contains(&invariant) || !self.reported.insert(invariant) {
+            return None;
+        }
+        let v = Violation { invariant, at, detail };
+        self.violations.push(v.clone());
+        Some(v)
+    }
+
+    /// A process started, stopped, hung or resumed.
+    pub fn process(&mut self, now: SimTime, name: &str, state: ProcState) {
+        let before = self.state.insert(name.to_string(), state);
+        if self.namesrvs.contains_key(name) {
+            match (before, state) {
+                (Some(ProcState::Hung), ProcState::Running) => {
+                    self.ns_resumed.insert(name.to_string(), now);
+                }
+                (_, ProcState::Running) => {
+                    self.ns_started.insert(name.to_string(), now);
+                    self.arrivals.retain(|(ns, _), _| ns != name);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A registration or heartbeat from `broker` reached name server `ns`.
+    pub fn arrived(&mut self, now: SimTime, broker: &str, ns: &str) {
+        if self.namesrvs.contains_key(ns) {
+            self.arrivals.insert((ns.to_string(), broker.to_string()), now);
+        }
+    }
+
+    /// Every trace event: track faults, and check what changed.
+    pub fn on_event(&mut self, e: &TraceEvent, world: &World) -> Vec<Violation> {
+        let mut out = Vec::new();
+        match &e.what {
+            What::Fault(FaultNote::Applied { name, .. }) => self.note_fault(e.t, name),
+            What::Rmq(RmqNote::Expired { cluster, addr, timeout, .. }) => {
+                out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
+            }
+            _ => {}
+        }
+        if self.enabled.contains(&Invariant::ConsistentTables) {
+            out.extend(self.check_consistency(e.t, world));
+        }
+        out
+    }
+
+    /// A fault was applied: remember when, and which cuts and lossy links are now in force.
+    fn note_fault(&mut self, at: SimTime, name: &str) {
+        self.last_fault = at;
+        let Some(event) = self.scenario.timeline.iter().find(|t| t.at == at && t.name == name) else { return };
+        match event.action.clone() {
+            Action::Partition(_) | Action::Block { .. } => {
+                self.cuts.insert(event.name.clone());
+            }
+            Action::Heal(None) => self.cuts.clear(),
+            Action::Heal(Some(n)) => {
+                self.cuts.remove(&n);
+            }
+            Action::Loss { from, to, rate, both_ways } => {
+                let mut links = vec![(from.clone(), to.clone())];
+                if both_ways {
+                    links.push((to, from));
+                }
+                for link in links {
+                    if rate > 0.0 {
+                        self.lossy.insert(link);
+                    } else {
+                        self.lossy.remove(&link);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `NoFalseExpiry`: the scan may expire an entry only when nothing arrived from the broker
+    /// for longer than its timeout.
+    fn check_expiry(
+        &mut self,
+        now: SimTime,
+        actor: &str,
+        cluster: &str,
+        addr: &str,
+        timeout: SimDuration,
+    ) -> Option<Violation> {
+        let ns = actor.split('/').next().unwrap_or(actor).to_string();
+        let broker = self.brokers_by_addr.get(&(cluster.to_string(), addr.to_string()))?.clone();
+        let last = *self.arrivals.get(&(ns.clone(), broker.clone()))?;
+        // An arrival in the very instant of the scan may still sit in the name server's mailbox
+        // when the scanner runs — the same race the real scan thread has — so only earlier
+        // arrivals count.
+        if now.since(last) > timeout || last == now {
+            return None;
+        }
+        let detail = format!(
+            "{ns} expired {broker} ({cluster}/{addr}) at {now}, but a registration or heartbeat from it arrived at {last}, {} ago, within its {} timeout",
+            now.since(last),
+            timeout
+        );
+        self.violate(Invariant::NoFalseExpiry, now, detail)
+    }
+
+    fn check_consistency(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for ns in self.namesrvs.keys().cloned().collect::<Vec<_>>() {
+            let revision = world.namesrv_revision(&ns);
+            if self.revisions.get(&ns) == Some(&revision) {
+                continue;
+            }
+            self.revisions.insert(ns.clone(), revision);
+            let Some(table) = world.namesrv(&ns) else { continue };
+            let problems = table.borrow().check_consistency();
+            if !problems.is_empty() {
+                let detail = format!("{ns}: {}", problems.join("; "));
+                out.extend(self.violate(Invariant::ConsistentTables, now, detail));
+            }
+        }
+        out
+    }
+
+    /// Called when virtual time reaches `now`: every earlier instant is complete.
+    pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
+        if !self.enabled.contains(&Invariant::BoundedExpiry) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (ns, facts) in &self.namesrvs {
+            if self.state.get(ns) != Some(&ProcState::Running) {
+                continue;
+            }
+            let Some(table) = world.namesrv(ns) else { continue };
+            let table = table.borrow();
+            let started = self.ns_started.get(ns).copied().unwrap_or_default();
+            let resumed = self.ns_resumed.get(ns).copied().unwrap_or_default();
+            for (key, live) in table.broker_live_table() {
+                let Some(broker) = self.brokers_by_addr.get(&(key.cluster_name.clone(), key.broker_addr.clone()))
+                else {
+                    continue;
+                };
+                let Some(&last) = self.arrivals.get(&(ns.clone(), broker.clone())) else { continue };
+                // Orphans (an address no group lists) are never removed by RocketMQ (§2.4).
+                let listed =
+                    table.broker_addr_table().values().any(|g| g.broker_addrs.values().any(|a| a == &key.broker_addr));
+                if !listed {
+                    continue;
+                }
+                let first_scan = started + facts.scan_initial_delay;
+                let bound = (last + live.heartbeat_timeout_millis).max(first_scan).max(resumed)
+                    + facts.scan_interval
+                    + facts.batch_delay;
+                if now > bound {
+                    let detail = format!(
+                        "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {} + scan {} + batch delay {})",
+                        live.heartbeat_timeout_millis, facts.scan_interval, facts.batch_delay
+                    );
+                    out.push((Invariant::BoundedExpiry, detail));
+                    break;
+                }
+            }
+        }
+        out.into_iter().filter_map(|(i, d)| self.violate(i, now, d)).collect()
+    }
+
+    /// Called once, after the last instant of the run.
+    pub fn finish(&mut self, end: SimTime, world: &World) -> Vec<Violation> {
+        if !self.enabled.contains(&Invariant::Convergence) {
+            return Vec::new();
+        }
+        let hung = self.state.values().any(|s| *s == ProcState::Hung);
+        if hung || !self.cuts.is_empty() || !self.lossy.is_empty() || end.since(self.last_fault) < SETTLE {
+            return Vec::new();
+        }
+        let running: BTreeSet<String> =
+            self.state.iter().filter(|(_, s)| **s == ProcState::Running).map(|(n, _)| n.clone()).collect();
+        let expected = Expected::from_scenario(&self.scenario, &running);
+        let diffs = derive::compare(&expected, &self.scenario, &running, world);
+        match diffs.is_empty() {
+            true => Vec::new(),
+            false => self.violate(Invariant::Convergence, end, diffs.join("; ")).into_iter().collect(),
+        }
+    }
+}
