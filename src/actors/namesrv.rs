@@ -10,7 +10,7 @@ use crate::actors::batcher::{Batcher, Submit};
 use crate::actors::env::{Env, Stop};
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::notes::{RmqNote, UnregisterSource};
-use crate::rocketmq::route_table::{RouteInfoManager, UnregisterReport};
+use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::ids::ChannelId;
@@ -66,10 +66,14 @@ impl RouteTable {
                 req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
             self.env.record(RmqNote::Registered {
                 broker,
+                cluster: req.cluster_name.clone(),
+                addr: req.broker_addr.clone(),
+                broker_name: req.broker_name.clone(),
+                id: req.broker_id,
                 channel: p.channel,
                 first: out.register_first,
                 new_channel: out.previous_channel.is_some_and(|c| c != p.channel),
-                topics_updated: out.topics_updated.len(),
+                topics_updated: out.topics_updated.clone(),
                 timeout,
             });
         }
@@ -148,7 +152,24 @@ impl Handler<ApplyBatch> for RouteTable {
     type Result = ();
     fn handle(&mut self, ApplyBatch(batch): ApplyBatch, _: &mut Context<Self>) {
         let report = self.table.borrow_mut().un_register_broker(&batch);
-        self.env.record(RmqNote::BatchApplied { size: batch.len(), summary: summarize(&report) });
+        self.env.record(RmqNote::BatchApplied {
+            size: batch.len(),
+            steps: report.explain(),
+            live_removed: report
+                .requests
+                .iter()
+                .filter(|r| r.live_removed)
+                .map(|r| format!("{}/{}", r.request.cluster_name, r.request.broker_addr))
+                .collect(),
+            groups_removed: report
+                .requests
+                .iter()
+                .filter(|r| r.broker_name_removed)
+                .map(|r| r.request.broker_name.clone())
+                .collect(),
+            queue_data_removed: report.queue_data_removed.clone(),
+            perm_wiped: report.write_perm_wiped.clone(),
+        });
         for change in &report.notifications {
             self.env.record(RmqNote::MinBrokerIdChanged {
                 broker_name: change.broker_name.clone(),
@@ -158,11 +179,6 @@ impl Handler<ApplyBatch> for RouteTable {
             });
         }
     }
-}
-
-/// One line for the timeline: what the six steps did.
-fn summarize(r: &UnregisterReport) -> String {
-    r.explain().join("; ")
 }
 
 /// Operator actions through `mqadmin` (they arrive from the director, not over the network).

@@ -75,7 +75,15 @@ impl RouteClient {
         let view = || describe_route_brief(self.core.borrow().route(topic), VIEW_GROUPS);
         let topic = topic.to_string();
         let note = match update {
-            RouteUpdate::Changed => RmqNote::RouteChanged { view: view(), topic, namesrv },
+            RouteUpdate::Changed => {
+                let brokers = self
+                    .core
+                    .borrow()
+                    .route(&topic)
+                    .map(|r| r.queue_datas.iter().map(|q| q.broker_name.clone()).collect())
+                    .unwrap_or_default();
+                RmqNote::RouteChanged { view: view(), topic, namesrv, brokers }
+            }
             RouteUpdate::Unchanged => RmqNote::RoutePolled { topic, namesrv },
             RouteUpdate::NotExistKeptOld => RmqNote::TopicNotExistKeptOld { view: view(), topic, namesrv },
             RouteUpdate::NotExist => RmqNote::TopicNotExist { topic, namesrv },

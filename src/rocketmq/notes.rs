@@ -68,12 +68,18 @@ pub enum RmqNote {
 
     // ---- name server route table ----
     Registered {
+        /// `brokerName[id]@addr`, for reading.
         broker: String,
+        cluster: String,
+        addr: String,
+        broker_name: String,
+        id: u64,
         channel: ChannelId,
         first: bool,
         /// The live entry it replaced held another channel: the broker reconnected.
         new_channel: bool,
-        topics_updated: usize,
+        /// Topics whose QueueData for this group was created or replaced.
+        topics_updated: Vec<String>,
         timeout: SimDuration,
     },
     RegisterRefused {
@@ -96,9 +102,19 @@ pub enum RmqNote {
     ChannelEventIgnored {
         channel: ChannelId,
     },
+    /// One `unRegisterBroker` batch: what each step did, structured for reports.
     BatchApplied {
         size: usize,
-        summary: String,
+        /// Narration, one line per request (steps 1–5) and per cleanup (6–7).
+        steps: Vec<String>,
+        /// Live entries removed (step 1), as `cluster/addr`.
+        live_removed: Vec<String>,
+        /// Groups removed (step 4).
+        groups_removed: Vec<String>,
+        /// `(topic, broker name)` QueueData removed (step 6).
+        queue_data_removed: Vec<(String, String)>,
+        /// `(topic, broker name)` whose write perm was wiped (step 6).
+        perm_wiped: Vec<(String, String)>,
     },
     MinBrokerIdChanged {
         broker_name: String,
@@ -156,6 +172,8 @@ pub enum RmqNote {
         topic: String,
         namesrv: String,
         view: String,
+        /// The groups now in the client's route.
+        brokers: Vec<String>,
     },
     TopicNotExistKeptOld {
         topic: String,
@@ -177,7 +195,7 @@ impl RmqNote {
         match self {
             RmqNote::RegisterSent { reason, .. } => *reason == RegisterReason::Periodic,
             RmqNote::Registered { first, topics_updated, new_channel, .. } => {
-                !first && *topics_updated == 0 && !new_channel
+                !first && topics_updated.is_empty() && !new_channel
             }
             RmqNote::HeartbeatSent { .. }
             | RmqNote::HeartbeatRefreshed { .. }
@@ -214,7 +232,8 @@ impl fmt::Display for RmqNote {
             BrokerIdChanged { from, to } => write!(f, "brokerId {from} -> {to}"),
             PermissionChanged { perm } => write!(f, "brokerPermission -> {perm}"),
             RequestFailed { namesrv, request, reason } => write!(f, "{request} to {namesrv} failed: {reason}"),
-            Registered { broker, channel, first, new_channel, topics_updated, timeout } => {
+            Registered { broker, channel, first, new_channel, topics_updated, timeout, .. } => {
+                let topics_updated = topics_updated.len();
                 let kind = match (first, new_channel) {
                     (true, _) => "first registration",
                     (false, true) => "re-registered on a new channel, its old entry still present",
@@ -239,7 +258,7 @@ impl fmt::Display for RmqNote {
             ChannelEventIgnored { channel } => {
                 write!(f, "close event for {channel}: no live entry holds it, nothing to do")
             }
-            BatchApplied { size, summary } => write!(f, "unRegisterBroker batch of {size}: {summary}"),
+            BatchApplied { size, steps, .. } => write!(f, "unRegisterBroker batch of {size}: {}", steps.join("; ")),
             MinBrokerIdChanged { broker_name, min_id, min_addr, notify } => write!(
                 f,
                 "notifyMinBrokerIdChanged {broker_name}: min id {min_id} ({min_addr}) -> notify [{}]",
@@ -269,7 +288,7 @@ impl fmt::Display for RmqNote {
             }
             BatchTaken { size } => write!(f, "take + drainTo: batch of {size}"),
             RoutePolled { topic, namesrv } => write!(f, "route {topic} from {namesrv}: unchanged"),
-            RouteChanged { topic, namesrv, view } => write!(f, "route {topic} from {namesrv} changed: {view}"),
+            RouteChanged { topic, namesrv, view, .. } => write!(f, "route {topic} from {namesrv} changed: {view}"),
             TopicNotExistKeptOld { topic, namesrv, view } => {
                 write!(f, "route {topic} from {namesrv}: TOPIC_NOT_EXIST, keeping old route {view}")
             }
