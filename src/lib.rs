@@ -14,6 +14,8 @@
 //!   registration, the unregistration queue and the client's route cache.
 //! - [`nacos`] — pure state machines of the Nacos beat client and naming server.
 //! - [`actors`] — thin actix actors around those cores, one per file.
+//! - [`view`] — what a finished run can be turned into: a Mermaid sequence diagram, an HTML
+//!   swimlane report, a narrated explanation.
 //! - [`cli`] — the `routesim` command.
 //!
 //! # Flow
@@ -33,3 +35,4 @@ pub mod cli;
 pub mod nacos;
 pub mod rocketmq;
 pub mod sim;
+pub mod view;

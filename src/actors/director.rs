@@ -160,7 +160,8 @@ impl Director {
 
     fn apply(&mut self, event: &TimedEvent) {
         let description = crate::sim::scenario::describe(&event.action);
-        self.env.record(What::Fault(FaultNote::Applied { name: event.name.clone(), action: description }));
+        let targets = event.action.targets();
+        self.env.record(What::Fault(FaultNote::Applied { name: event.name.clone(), action: description, targets }));
         let net = self.env.net.clone();
         let node = |n: &String| self.nodes[n];
         match &event.action {

@@ -25,11 +25,17 @@ pub struct RunArgs {
     /// Print no timeline: only verdicts, seed and digest.
     #[arg(short, long)]
     quiet: bool,
+    /// Write a Mermaid sequence diagram of the run to FILE (one scenario only).
+    #[arg(long, value_name = "FILE")]
+    diagram: Option<PathBuf>,
+    /// Write a self-contained HTML timeline report of the run to FILE (one scenario only).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> u8 {
-    if args.trace.is_some() && args.files.len() > 1 {
-        eprintln!("error: --trace writes one scenario's events; give a single FILE");
+    if (args.trace.is_some() || args.diagram.is_some() || args.report.is_some()) && args.files.len() > 1 {
+        eprintln!("error: --trace, --diagram and --report describe one run; give a single FILE");
         return INVALID;
     }
     // Validate everything first: a typo in the third file should not cost two runs.
@@ -63,6 +69,7 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
         }
+        trace.keep = args.diagram.is_some() || args.report.is_some();
         println!("{}", scenario_header(&scenario.name, file));
         let report = run_scenario(&scenario, RunOptions { seed: args.seed, trace, ..Default::default() });
         if let Some(e) = &report.io_error {
@@ -71,6 +78,19 @@ pub fn run(args: RunArgs) -> u8 {
             }
             eprintln!("error: writing output: {e}");
             return INVALID;
+        }
+        if let Some(path) = &args.diagram {
+            let diagram = crate::view::mermaid::sequence_diagram(&report.kept, &scenario.process_names());
+            if let Err(e) = std::fs::write(path, diagram) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return INVALID;
+            }
+        }
+        if let Some(path) = &args.report {
+            if let Err(e) = std::fs::write(path, crate::view::report::html(&scenario, &report)) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return INVALID;
+            }
         }
         let mut out = std::io::stdout().lock();
         let _ = print_report(&mut out, &report);

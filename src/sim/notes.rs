@@ -72,14 +72,15 @@ impl fmt::Display for RunNote {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum FaultNote {
-    Applied { name: String, action: String },
+    /// `targets` are the processes the fault touches, for views to draw it on their lanes.
+    Applied { name: String, action: String, targets: Vec<String> },
 }
 
 impl fmt::Display for FaultNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FaultNote::Applied { name, action } if name == action => write!(f, "** {action}"),
-            FaultNote::Applied { name, action } => write!(f, "** {action}  [{name}]"),
+            FaultNote::Applied { name, action, .. } if name == action => write!(f, "** {action}"),
+            FaultNote::Applied { name, action, .. } => write!(f, "** {action}  [{name}]"),
         }
     }
 }

@@ -106,6 +106,17 @@ pub struct TimedEvent {
     pub action: Action,
 }
 
+impl Scenario {
+    /// Every process, brokers first, then name servers, then clients: the order views lay out
+    /// their lanes in.
+    pub fn process_names(&self) -> Vec<String> {
+        let brokers = self.brokers.iter().map(|b| b.name.clone());
+        let namesrvs = self.namesrvs.iter().map(|n| n.name.clone());
+        let clients = self.clients.iter().map(|c| c.name.clone());
+        brokers.chain(namesrvs).chain(clients).collect()
+    }
+}
+
 /// Faults and operator actions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -167,6 +178,35 @@ pub enum Action {
         broker: String,
         perm: u32,
     },
+}
+
+impl Action {
+    /// The processes this action touches (none for `heal`).
+    pub fn targets(&self) -> Vec<String> {
+        match self {
+            Action::Crash(p)
+            | Action::HostDown(p)
+            | Action::Hang(p)
+            | Action::Resume(p)
+            | Action::Shutdown(p)
+            | Action::Restart(p) => {
+                vec![p.clone()]
+            }
+            Action::Partition(groups) => groups.iter().flatten().cloned().collect(),
+            Action::Block { from, to } | Action::Loss { from, to, .. } | Action::Latency { from, to, .. } => {
+                vec![from.clone(), to.clone()]
+            }
+            Action::Heal(_) => Vec::new(),
+            Action::WipeWritePerm { namesrvs, .. }
+            | Action::AddWritePerm { namesrvs, .. }
+            | Action::DeleteTopic { namesrvs, .. } => namesrvs.clone(),
+            Action::Topic { broker, .. }
+            | Action::SetBrokerId { broker, .. }
+            | Action::BrokerPermission { broker, .. } => {
+                vec![broker.clone()]
+            }
+        }
+    }
 }
 
 /// Why a scenario could not be loaded; both are "invalid input" (exit 2).

@@ -1,0 +1,171 @@
+//! Renders a [`Model`] as one self-contained HTML file: inline CSS, inline SVG, a few lines of
+//! inline script for zoom and pan. No network access is needed to open it.
+
+use super::model::Model;
+use crate::sim::clock::SimTime;
+use std::fmt::Write;
+
+const ROW: u64 = 20;
+const LABEL_WIDTH: u64 = 260;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+pub fn render(m: &Model) -> String {
+    let end = m.end.millis().max(1);
+    let height = m.rows.len() as u64 * ROW;
+    let mut labels = String::new();
+    let mut plot = String::new();
+    for (i, row) in m.rows.iter().enumerate() {
+        let y = i as u64 * ROW;
+        let _ = write!(
+            labels,
+            r#"<g class="lane {kind}" data-lane="{label}"><rect x="0" y="{y}" width="{LABEL_WIDTH}" height="{ROW}"/><text x="6" y="{ty}">{label}<title>{label}</title></text></g>"#,
+            kind = row.kind,
+            label = esc(&row.label),
+            ty = y + 14
+        );
+        let _ =
+            write!(plot, r#"<rect class="rowbg {kind}" x="0" y="{y}" width="{end}" height="{ROW}"/>"#, kind = row.kind);
+    }
+    for band in &m.bands {
+        for (i, row) in m.rows.iter().enumerate() {
+            if band.processes.contains(&row.process) {
+                let (x, w) = (band.from.millis(), band.to.millis().saturating_sub(band.from.millis()).max(1));
+                let _ = write!(
+                    plot,
+                    r#"<rect class="band {c}" x="{x}" y="{y}" width="{w}" height="{ROW}"><title>{d}</title></rect>"#,
+                    c = band.class,
+                    y = i as u64 * ROW,
+                    d = esc(&band.detail)
+                );
+            }
+        }
+    }
+    for bar in &m.bars {
+        let (x, w) = (bar.from.millis(), bar.to.millis().saturating_sub(bar.from.millis()).max(1));
+        let _ = write!(
+            plot,
+            r#"<rect class="bar {c}" data-t="{x}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
+            c = bar.class,
+            y = bar.row as u64 * ROW + 4,
+            h = ROW - 8,
+            d = esc(&format!("{}–{}: {}", bar.from, bar.to, bar.detail))
+        );
+    }
+    for mark in &m.marks {
+        let _ = write!(
+            plot,
+            r#"<line class="mark {c}" data-t="{x}" x1="{x}" x2="{x}" y1="{y1}" y2="{y2}"><title>{d}</title></line>"#,
+            c = mark.class,
+            x = mark.t.millis(),
+            y1 = mark.row as u64 * ROW + 3,
+            y2 = mark.row as u64 * ROW + ROW - 3,
+            d = esc(&format!("{} {}", mark.t, mark.detail))
+        );
+    }
+    let title = esc(&m.title);
+    format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>routesim — {title}</title>
+<style>{CSS}</style></head>
+<body>
+<header><h1>{title}</h1>
+<p>seed {seed} · trace digest <code>{digest}</code> · {end_text} of virtual time · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
+<p class="legend"><span class="k register"></span>registration <span class="k heartbeat"></span>heartbeat <span class="k scan"></span>scan tick <span class="k expire"></span>expiry <span class="k batch"></span>unregister batch <span class="k poll"></span>route poll <span class="k drop"></span>lost / reset <span class="k close"></span>channel closed <span class="k fault"></span>fault
+ <span class="b present"></span>in live table / route <span class="b alive"></span>alive until (last registration + timeout) <span class="b down"></span>down <span class="b hung"></span>hung <span class="b cut"></span>cut off <span class="b pass"></span>held <span class="b fail"></span>failed</p>
+<p><button id="zin">zoom in</button> <button id="zout">zoom out</button> <button id="reset">reset</button></p></header>
+<div id="chart">
+<svg id="labels" width="{LABEL_WIDTH}" height="{total}" viewBox="0 0 {LABEL_WIDTH} {total}"><g transform="translate(0,{AXIS})">{labels}</g></svg>
+<div id="right"><svg id="axis" width="100%" height="{AXIS}"></svg>
+<svg id="plot" width="100%" height="{height}" viewBox="0 0 {end} {height}" preserveAspectRatio="none">{plot}</svg></div>
+</div>
+<script>{JS}</script>
+<script>routesim({end}, {height});</script>
+</body></html>
+"#,
+        seed = m.seed,
+        digest = esc(&m.digest),
+        end_text = SimTime(end),
+        total = height + AXIS,
+    )
+}
+
+const AXIS: u64 = 24;
+
+const CSS: &str = r#"
+body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
+h1 { font-size: 18px; margin: 0 0 4px; }
+header p { margin: 4px 0; }
+#chart { display: flex; border: 1px solid #ccc; }
+#right { flex: 1; overflow: hidden; }
+#plot, #axis { display: block; cursor: grab; }
+.lane rect { fill: #f7f7f7; stroke: #e3e3e3; }
+.lane.live rect, .lane.route rect { fill: #fbfbfb; }
+.lane text { font-size: 12px; fill: #333; }
+.lane.actor text { font-weight: 600; }
+.rowbg { fill: #fff; stroke: #eee; vector-effect: non-scaling-stroke; }
+.mark { stroke-width: 2px; vector-effect: non-scaling-stroke; stroke: #888; }
+.mark.register { stroke: #2b7bb9; } .mark.heartbeat { stroke: #9ecae1; } .mark.scan { stroke: #bbb; }
+.mark.expire { stroke: #d62728; stroke-width: 3px; } .mark.batch { stroke: #9467bd; stroke-width: 3px; }
+.mark.poll { stroke: #2ca02c; } .mark.drop { stroke: #ff7f0e; } .mark.close { stroke: #8c564b; }
+.mark.fault { stroke: #000; stroke-width: 3px; } .mark.fail { stroke: #d62728; stroke-width: 3px; } .mark.pass { stroke: #2ca02c; stroke-width: 3px; }
+.bar { vector-effect: non-scaling-stroke; }
+.bar.present { fill: #6baed6; } .bar.route { fill: #74c476; }
+.bar.alive { fill: none; stroke: #d62728; stroke-dasharray: 4 3; stroke-width: 1.5px; }
+.bar.pass { fill: #74c476; } .bar.fail { fill: #fb6a4a; }
+.band { opacity: 0.25; } .band.down { fill: #d62728; } .band.hung { fill: #ff7f0e; } .band.cut { fill: #7f7f7f; } .band.lossy { fill: #bcbd22; }
+#axis text { font-size: 11px; fill: #555; } #axis line { stroke: #ccc; }
+.legend span.k, .legend span.b { display: inline-block; width: 14px; height: 10px; margin: 0 3px 0 10px; vertical-align: middle; }
+.k.register { background: #2b7bb9; } .k.heartbeat { background: #9ecae1; } .k.scan { background: #bbb; } .k.expire { background: #d62728; }
+.k.batch { background: #9467bd; } .k.poll { background: #2ca02c; } .k.drop { background: #ff7f0e; } .k.close { background: #8c564b; } .k.fault { background: #000; }
+.b.present { background: #6baed6; } .b.alive { border: 1.5px dashed #d62728; } .b.down { background: #f4a5a5; } .b.hung { background: #ffc999; }
+.b.cut { background: #cbcbcb; } .b.pass { background: #74c476; } .b.fail { background: #fb6a4a; }
+"#;
+
+const JS: &str = r#"
+function routesim(END, H) {
+  const plot = document.getElementById('plot'), axis = document.getElementById('axis');
+  let x0 = 0, w = END;
+  const nice = [1,2,5,10,20,50,100,200,500,1000,2000,5000,10000,15000,30000,60000,120000,300000,600000,1800000,3600000,7200000];
+  function fmt(ms) { return ms % 1000 === 0 ? (ms / 1000) + 's' : (ms / 1000).toFixed(3) + 's'; }
+  function drawAxis() {
+    const px = axis.getBoundingClientRect().width || 1000;
+    const step = nice.find(s => s * px / w >= 70) || nice[nice.length - 1];
+    let out = '';
+    for (let t = Math.ceil(x0 / step) * step; t <= x0 + w; t += step) {
+      const x = (t - x0) / w * px;
+      out += `<line x1="${x}" x2="${x}" y1="14" y2="24"/><text x="${x + 2}" y="12">${fmt(t)}</text>`;
+    }
+    axis.innerHTML = out;
+  }
+  function apply() { plot.setAttribute('viewBox', `${x0} 0 ${w} ${H}`); drawAxis(); }
+  function zoom(k, fx) {
+    const t = x0 + fx * w;
+    w = Math.min(END, Math.max(20, w * k));
+    x0 = Math.max(0, Math.min(END - w, t - fx * w));
+    apply();
+  }
+  plot.addEventListener('wheel', e => {
+    e.preventDefault();
+    const r = plot.getBoundingClientRect();
+    zoom(e.deltaY < 0 ? 0.8 : 1.25, (e.clientX - r.left) / r.width);
+  }, { passive: false });
+  let drag = null;
+  plot.addEventListener('mousedown', e => { drag = { x: e.clientX, x0 }; });
+  window.addEventListener('mouseup', () => { drag = null; });
+  window.addEventListener('mousemove', e => {
+    if (!drag) return;
+    const r = plot.getBoundingClientRect();
+    x0 = Math.max(0, Math.min(END - w, drag.x0 - (e.clientX - drag.x) / r.width * w));
+    apply();
+  });
+  plot.addEventListener('dblclick', () => { x0 = 0; w = END; apply(); });
+  document.getElementById('zin').onclick = () => zoom(0.5, 0.5);
+  document.getElementById('zout').onclick = () => zoom(2, 0.5);
+  document.getElementById('reset').onclick = () => { x0 = 0; w = END; apply(); };
+  window.addEventListener('resize', drawAxis);
+  apply();
+}
+"#;

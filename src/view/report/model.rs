@@ -1,0 +1,310 @@
+//! What the HTML report draws, derived from the trace: rows (one per actor, plus membership
+//! rows for each name server and client), marks, bars and fault bands.
+
+use crate::rocketmq::notes::RmqNote;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::expect::{Verdict, When};
+use crate::sim::notes::{CheckNote, FaultNote, NetNote, What};
+use crate::sim::runner::RunReport;
+use crate::sim::scenario::{Action, Scenario};
+use crate::sim::trace::TraceEvent;
+use std::collections::BTreeMap;
+
+/// One horizontal row of the chart.
+pub struct Row {
+    pub label: String,
+    /// `actor`, `live` (a broker's entry at a name server), `route` (a group in a route), `check`.
+    pub kind: &'static str,
+    /// Process the row belongs to, for grouping and fault bands.
+    pub process: String,
+}
+
+/// A point event on a row.
+pub struct Mark {
+    pub row: usize,
+    pub t: SimTime,
+    /// CSS class: `register`, `heartbeat`, `scan`, `expire`, `batch`, `poll`, `drop`, `close`, ...
+    pub class: &'static str,
+    pub detail: String,
+}
+
+/// A span on a row.
+pub struct Bar {
+    pub row: usize,
+    pub from: SimTime,
+    pub to: SimTime,
+    pub class: &'static str,
+    pub detail: String,
+}
+
+/// A fault drawn across the rows of the processes it touches.
+pub struct Band {
+    pub processes: Vec<String>,
+    pub from: SimTime,
+    pub to: SimTime,
+    pub class: &'static str,
+    pub detail: String,
+}
+
+pub struct Model {
+    pub title: String,
+    pub seed: u64,
+    pub digest: String,
+    pub end: SimTime,
+    pub rows: Vec<Row>,
+    pub marks: Vec<Mark>,
+    pub bars: Vec<Bar>,
+    pub bands: Vec<Band>,
+}
+
+struct Builder {
+    m: Model,
+    index: BTreeMap<(String, &'static str), usize>,
+    /// Open spans: (row) → (start, class, detail).
+    open: BTreeMap<usize, (SimTime, &'static str, String)>,
+    /// Last registration per (name server, broker addr), for the "alive until" window.
+    last_reg: BTreeMap<(String, String), (SimTime, SimDuration)>,
+}
+
+impl Builder {
+    fn row(&mut self, label: &str, kind: &'static str, process: &str) -> usize {
+        if let Some(&i) = self.index.get(&(label.to_string(), kind)) {
+            return i;
+        }
+        self.m.rows.push(Row { label: label.to_string(), kind, process: process.to_string() });
+        self.index.insert((label.to_string(), kind), self.m.rows.len() - 1);
+        self.m.rows.len() - 1
+    }
+
+    fn mark(&mut self, actor: &str, t: SimTime, class: &'static str, detail: String) {
+        let row = self.row(actor, "actor", process(actor));
+        self.m.marks.push(Mark { row, t, class, detail });
+    }
+
+    fn open_bar(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
+        self.open.entry(row).or_insert((t, class, detail));
+    }
+
+    fn close_bar(&mut self, row: usize, t: SimTime) {
+        if let Some((from, class, detail)) = self.open.remove(&row) {
+            self.m.bars.push(Bar { row, from, to: t, class, detail });
+        }
+    }
+
+    /// Rows grouped by process in scenario order: the actor, its parts (scanner, batcher),
+    /// then its membership rows; expectation rows last.
+    fn sort_rows(&mut self, order: &[String]) {
+        let rank = |r: &Row| {
+            let p = order.iter().position(|o| *o == r.process).unwrap_or(order.len());
+            let k = match r.kind {
+                "actor" if !r.label.contains('/') => 0,
+                "actor" => 1,
+                "live" => 2,
+                "route" => 3,
+                _ => 4,
+            };
+            (p, k)
+        };
+        let mut idx: Vec<usize> = (0..self.m.rows.len()).collect();
+        idx.sort_by_key(|&i| (rank(&self.m.rows[i]), i));
+        let mut new_of = vec![0; idx.len()];
+        for (new, &old) in idx.iter().enumerate() {
+            new_of[old] = new;
+        }
+        let mut rows: Vec<Option<Row>> = std::mem::take(&mut self.m.rows).into_iter().map(Some).collect();
+        self.m.rows = idx.iter().map(|&i| rows[i].take().expect("each row once")).collect();
+        self.m.marks.iter_mut().for_each(|m| m.row = new_of[m.row]);
+        self.m.bars.iter_mut().for_each(|b| b.row = new_of[b.row]);
+    }
+}
+
+fn process(actor: &str) -> &str {
+    actor.split('/').next().unwrap_or(actor)
+}
+
+/// Builds the model of one run. `events` must be the kept trace, in order.
+pub fn build(scenario: &Scenario, report: &RunReport, events: &[TraceEvent]) -> Model {
+    let m = Model {
+        title: scenario.name.clone(),
+        seed: report.seed,
+        digest: report.digest.clone(),
+        end: report.end,
+        rows: Vec::new(),
+        marks: Vec::new(),
+        bars: Vec::new(),
+        bands: Vec::new(),
+    };
+    let mut b = Builder { m, index: BTreeMap::new(), open: BTreeMap::new(), last_reg: BTreeMap::new() };
+    // Actor rows in the scenario's order first, so lanes do not depend on who spoke first.
+    for p in scenario.process_names() {
+        b.row(&p, "actor", &p);
+    }
+    for e in events {
+        event(&mut b, scenario, e);
+    }
+    let end = b.m.end;
+    for row in b.open.keys().copied().collect::<Vec<_>>() {
+        b.close_bar(row, end);
+    }
+    faults(&mut b, scenario);
+    verdicts(&mut b, report);
+    b.sort_rows(&scenario.process_names());
+    b.m
+}
+
+fn event(b: &mut Builder, s: &Scenario, e: &TraceEvent) {
+    let (a, t) = (&*e.actor, e.t);
+    match &e.what {
+        What::Rmq(n) => rmq(b, s, a, t, n, &e.what.to_string()),
+        What::Net(NetNote::Dropped { from, .. }) => b.mark(from, t, "drop", e.what.to_string()),
+        What::Net(NetNote::Closed { by, .. }) => b.mark(by, t, "close", e.what.to_string()),
+        What::Net(NetNote::Reset { to, .. }) => b.mark(to, t, "drop", e.what.to_string()),
+        What::Fault(FaultNote::Applied { targets, .. }) => {
+            for target in targets {
+                b.mark(target, t, "fault", e.what.to_string());
+            }
+        }
+        What::Check(CheckNote::Violated { .. }) => {
+            let row = b.row("invariants", "check", "check");
+            b.m.marks.push(Mark { row, t, class: "fail", detail: e.what.to_string() });
+        }
+        _ => {}
+    }
+}
+
+fn rmq(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNote, text: &str) {
+    let ns = process(a).to_string();
+    let user_topic = |topic: &str| s.brokers.iter().any(|br| br.topics.iter().any(|x| x.topic_name == topic));
+    match n {
+        RmqNote::RegisterSent { .. } => b.mark(a, t, "register", text.to_string()),
+        RmqNote::HeartbeatSent { .. } => b.mark(a, t, "heartbeat", text.to_string()),
+        RmqNote::Registered { addr, cluster, broker_name, topics_updated, timeout, .. } => {
+            b.mark(a, t, "register", text.to_string());
+            let broker = broker_label(s, cluster, addr);
+            let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
+            b.open_bar(row, t, "present", format!("{broker} in {ns}'s brokerLiveTable"));
+            b.last_reg.insert((ns.clone(), addr.clone()), (t, *timeout));
+            for topic in topics_updated.iter().filter(|t| user_topic(t)) {
+                let row = b.row(&format!("{ns} · {topic} · {broker_name}"), "route", &ns);
+                b.open_bar(row, t, "route", format!("{broker_name} serves {topic} at {ns}"));
+            }
+        }
+        RmqNote::HeartbeatRefreshed { .. } => b.mark(a, t, "heartbeat", text.to_string()),
+        RmqNote::ScanTick { .. } => b.mark(a, t, "scan", text.to_string()),
+        RmqNote::Expired { .. } => b.mark(a, t, "expire", text.to_string()),
+        RmqNote::BatchTaken { .. } => b.mark(a, t, "batch", text.to_string()),
+        RmqNote::BatchApplied { live_removed, queue_data_removed, .. } => {
+            b.mark(a, t, "batch", text.to_string());
+            for key in live_removed {
+                let (cluster, addr) = key.split_once('/').unwrap_or(("", key));
+                let broker = broker_label(s, cluster, addr);
+                let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
+                b.close_bar(row, t);
+                if let Some((last, timeout)) = b.last_reg.remove(&(ns.clone(), addr.to_string())) {
+                    let detail = format!(
+                        "alive until {} (last registration {last} + {timeout}); removed at {t}",
+                        last + timeout
+                    );
+                    b.m.bars.push(Bar { row, from: last, to: last + timeout, class: "alive", detail });
+                }
+            }
+            for (topic, broker_name) in queue_data_removed.iter().filter(|(t, _)| user_topic(t)) {
+                let row = b.row(&format!("{ns} · {topic} · {broker_name}"), "route", &ns);
+                b.close_bar(row, t);
+            }
+        }
+        RmqNote::RouteChanged { topic, brokers, .. } => {
+            b.mark(a, t, "poll", text.to_string());
+            let prefix = format!("{a} · {topic} · ");
+            let existing: Vec<usize> =
+                b.index.iter().filter(|((l, k), _)| *k == "route" && l.starts_with(&prefix)).map(|(_, i)| *i).collect();
+            for row in existing {
+                let name = b.m.rows[row].label[prefix.len()..].to_string();
+                if !brokers.contains(&name) {
+                    b.close_bar(row, t);
+                }
+            }
+            for broker in brokers {
+                let row = b.row(&format!("{prefix}{broker}"), "route", a);
+                b.open_bar(row, t, "route", format!("{broker} in {a}'s route for {topic}"));
+            }
+        }
+        RmqNote::RoutePolled { .. }
+        | RmqNote::TopicNotExist { .. }
+        | RmqNote::TopicNotExistKeptOld { .. }
+        | RmqNote::PollFailed { .. } => b.mark(a, t, "poll", text.to_string()),
+        _ => b.mark(a, t, "other", text.to_string()),
+    }
+}
+
+/// The broker process behind a (cluster, address), or the address.
+fn broker_label(s: &Scenario, cluster: &str, addr: &str) -> String {
+    s.brokers
+        .iter()
+        .find(|b| b.config.addr == addr && (cluster.is_empty() || b.config.cluster == cluster))
+        .map_or_else(|| addr.to_string(), |b| b.name.clone())
+}
+
+/// Faults with a duration (hang → resume, partition → heal, down → restart) become bands.
+fn faults(b: &mut Builder, s: &Scenario) {
+    let end = b.m.end;
+    for (i, e) in s.timeline.iter().enumerate() {
+        let later = &s.timeline[i + 1..];
+        let until = |pred: &dyn Fn(&Action) -> bool| later.iter().find(|x| pred(&x.action)).map_or(end, |x| x.at);
+        let (to, class) = match &e.action {
+            Action::Hang(p) => {
+                (until(&|a| matches!(a, Action::Resume(q) | Action::Crash(q) | Action::HostDown(q) if q == p)), "hung")
+            }
+            Action::Crash(p) | Action::HostDown(p) | Action::Shutdown(p) => {
+                (until(&|a| matches!(a, Action::Restart(q) if q == p)), "down")
+            }
+            Action::Partition(_) | Action::Block { .. } => {
+                let name = e.name.clone();
+                (until(&|a| matches!(a, Action::Heal(None)) || matches!(a, Action::Heal(Some(n)) if *n == name)), "cut")
+            }
+            Action::Loss { rate, .. } if *rate > 0.0 => {
+                (until(&|a| matches!(a, Action::Loss { .. } | Action::Heal(None))), "lossy")
+            }
+            _ => continue,
+        };
+        let detail = format!("{} from {} to {to}", e.name, e.at);
+        b.m.bands.push(Band { processes: e.action.targets(), from: e.at, to, class, detail });
+    }
+}
+
+fn verdicts(b: &mut Builder, r: &RunReport) {
+    for (exp, v) in &r.verdicts {
+        let mark = if v.held() { "✔" } else { "✘" };
+        let row = b.row(&format!("{mark} {}", exp.name), "check", "check");
+        let (pass, class) = if v.held() { ("PASS", "pass") } else { ("FAIL", "fail") };
+        if let When::At(t) = exp.when {
+            let how = match v {
+                Verdict::Failed { mismatch, .. } => format!(": expected {}; got {}", mismatch.expected, mismatch.got),
+                _ => String::new(),
+            };
+            b.m.marks.push(Mark { row, t, class, detail: format!("{pass} {}{how}", exp.name) });
+            continue;
+        }
+        let (from, to) = match (exp.when, v) {
+            (When::At(t), _) => (t, t),
+            (When::By { from, .. }, Verdict::Held { converged: Some(c) }) => (from, from + *c),
+            (When::By { from, deadline }, _) => (from, deadline),
+            (When::During { from, until }, Verdict::Held { .. }) => (from, until),
+            (When::During { from, .. }, Verdict::Failed { at, .. }) => (from, *at),
+        };
+        let how = match v {
+            Verdict::Held { converged: Some(c) } => format!(" — converged after {c}"),
+            Verdict::Failed { at, mismatch } => {
+                format!(" at {at}: expected {}; got {}", mismatch.expected, mismatch.got)
+            }
+            _ => String::new(),
+        };
+        b.m.bars.push(Bar {
+            row,
+            from,
+            to: to.max(from + SimDuration(1)),
+            class,
+            detail: format!("{pass} {}{how}", exp.name),
+        });
+    }
+}

@@ -1,0 +1,59 @@
+// Renders routesim outputs in headless Chromium and prints one JSON line with what it saw.
+//
+//   node check.mjs mermaid <diagram.mmd> <screenshot.png>
+//   node check.mjs report  <report.html> <screenshot.png>
+//
+// Mermaid is loaded from node_modules on disk, never from a CDN; Chromium is Debian's
+// (/usr/bin/chromium), started with the flags this closed network needs.
+import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+
+const [mode, input, screenshot] = process.argv.slice(2);
+const here = dirname(fileURLToPath(import.meta.url));
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const errors = [];
+page.on('console', m => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+page.on('pageerror', e => errors.push(`page: ${e.message}`));
+page.on('requestfailed', r => errors.push(`request failed: ${r.url()}`));
+
+let result;
+if (mode === 'mermaid') {
+  await page.goto(pathToFileURL(join(here, 'mermaid.html')).href);
+  await page.waitForFunction(() => window.mermaid !== undefined, null, { timeout: 10000 });
+  const text = readFileSync(resolve(input), 'utf8');
+  result = await page.evaluate(async (text) => {
+    try {
+      window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
+      const { svg } = await window.mermaid.render('diagram', text);
+      document.getElementById('out').innerHTML = svg;
+      const el = document.querySelector('#out svg');
+      return { svg: !!el, messages: el ? el.querySelectorAll('.messageText').length : 0, error: null };
+    } catch (e) {
+      return { svg: false, messages: 0, error: String(e && e.message || e) };
+    }
+  }, text);
+} else if (mode === 'report') {
+  await page.goto(pathToFileURL(resolve(input)).href);
+  result = await page.evaluate(() => ({
+    lanes: [...document.querySelectorAll('[data-lane]')].map(e => e.getAttribute('data-lane')),
+    marks: document.querySelectorAll('[data-t]').length,
+    svg: !!document.querySelector('svg'),
+  }));
+  // Zoom in and out once, as a reader would: the handlers must not throw.
+  await page.mouse.move(700, 300);
+  await page.mouse.wheel(0, -400);
+  await page.mouse.wheel(0, 400);
+} else {
+  console.error(`unknown mode ${mode}`);
+  process.exit(2);
+}
+if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+await browser.close();
+console.log(JSON.stringify({ ...result, errors }));
