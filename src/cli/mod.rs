@@ -1,9 +1,10 @@
-//! The command line: `routesim run`, `routesim check`, `routesim explore`.
+//! The command line: `routesim run`, `check`, `explore`, `explain`.
 //!
 //! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
 //! was invalid (or could not be read or written). Errors never panic.
 
 mod check;
+mod explain;
 mod explore;
 mod output;
 mod progress;
@@ -37,6 +38,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Generate random clusters and fault schedules and check every invariant; save failures.
     Explore(explore::ExploreArgs),
+    /// Walk through a run's key moments, naming the real methods, with tables before and after.
+    Explain(explain::ExplainArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -51,6 +54,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Explore(args) => explore::explore(args),
+        Command::Explain(args) => explain::explain(args),
     };
     ExitCode::from(code)
 }

@@ -8,6 +8,7 @@ use crate::sim::network::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
 use crate::sim::world::World;
+use crate::view::explain::Explainer;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -19,6 +20,8 @@ pub struct Obs {
     pub world: Rc<World>,
     /// Present when the scenario enables invariants.
     pub monitor: Option<Rc<RefCell<Monitor>>>,
+    /// Present in explain mode.
+    pub explainer: Option<Rc<RefCell<Explainer>>>,
     check_actor: Arc<str>,
 }
 
@@ -29,8 +32,14 @@ impl Obs {
             checker: Rc::new(RefCell::new(checker)),
             world: Rc::new(world),
             monitor: None,
+            explainer: None,
             check_actor: Arc::from("check"),
         }
+    }
+
+    pub fn with_explainer(mut self) -> Self {
+        self.explainer = Some(Rc::new(RefCell::new(Explainer::default())));
+        self
     }
 
     pub fn with_monitor(mut self, monitor: Monitor) -> Self {
@@ -47,6 +56,9 @@ impl Obs {
             Some(m) => m.borrow_mut().on_event(&event, &self.world),
             None => Vec::new(),
         };
+        if let Some(x) = &self.explainer {
+            x.borrow_mut().on_event(&event, &self.world);
+        }
         self.trace.borrow_mut().record(event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
         self.record_verdicts(t, notes);

@@ -18,6 +18,7 @@ use crate::sim::observe::Obs;
 use crate::sim::scenario::Scenario;
 use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
+use crate::view::explain::Moment;
 use actix::prelude::*;
 use std::sync::Arc;
 
@@ -26,6 +27,8 @@ pub struct RunOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
     pub trace: TraceOptions,
+    /// Narrate the key moments (explain mode).
+    pub explain: bool,
     /// Test-only: plant a known bug (see [`Mutation`]).
     #[doc(hidden)]
     pub mutation: Option<Mutation>,
@@ -44,6 +47,8 @@ pub struct RunReport {
     pub kept: Vec<TraceEvent>,
     /// The first error writing the timeline or trace file.
     pub io_error: Option<std::io::Error>,
+    /// Explain mode's key moments.
+    pub moments: Vec<Moment>,
 }
 
 impl RunReport {
@@ -88,6 +93,9 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         if !scenario.invariants.is_empty() {
             obs = obs.with_monitor(Monitor::new(&scenario));
         }
+        if opts.explain {
+            obs = obs.with_explainer();
+        }
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
@@ -103,9 +111,10 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         obs
     });
     let verdicts = obs.checker.borrow().verdicts();
+    let moments = obs.explainer.as_ref().map(|x| std::mem::take(&mut x.borrow_mut().moments)).unwrap_or_default();
     let violations = obs.monitor.as_ref().map(|m| m.borrow().violations().to_vec()).unwrap_or_default();
     let trace = std::mem::replace(&mut *obs.trace.borrow_mut(), Trace::new(TraceOptions::default()));
     let (digest, events) = (trace.digest(), trace.count());
     let (kept, io_error) = trace.finish();
-    RunReport { scenario: name, seed, end, verdicts, violations, digest, events, kept, io_error }
+    RunReport { scenario: name, seed, end, verdicts, violations, digest, events, kept, io_error, moments }
 }

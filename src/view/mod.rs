@@ -1,5 +1,6 @@
 //! Views of a finished run, each derived from its trace: a Mermaid sequence diagram, an HTML
 //! swimlane report, and the narrated explain mode.
 
+pub mod explain;
 pub mod mermaid;
 pub mod report;

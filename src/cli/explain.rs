@@ -1,0 +1,50 @@
+//! `routesim explain FILE [--at T]`: a narrated walk through a run's key moments, naming the
+//! real methods, with each name server's affected tables before and after.
+
+use super::output::print_report;
+use super::{FAILED, HELD, INVALID};
+use crate::sim::clock::{parse_duration, SimTime};
+use crate::sim::runner::{run, RunOptions};
+use crate::sim::scenario::load;
+use crate::view::explain::render;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// The scenario to explain.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Start the walk at this time (e.g. "55s"); earlier moments are skipped.
+    #[arg(long, value_name = "T")]
+    at: Option<String>,
+    /// Use this seed instead of the scenario's.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+pub fn explain(args: ExplainArgs) -> u8 {
+    let from = match args.at.as_deref().map(parse_duration) {
+        None => SimTime::ZERO,
+        Some(Ok(d)) => SimTime::ZERO + d,
+        Some(Err(e)) => {
+            eprintln!("error: --at: {e}");
+            return INVALID;
+        }
+    };
+    let scenario = match load(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return INVALID;
+        }
+    };
+    let report = run(&scenario, RunOptions { seed: args.seed, explain: true, ..Default::default() });
+    print!("{}", render(&scenario.name, &report.moments, from));
+    println!();
+    let _ = print_report(&mut std::io::stdout().lock(), &report);
+    if report.all_held() {
+        HELD
+    } else {
+        FAILED
+    }
+}
