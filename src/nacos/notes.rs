@@ -6,7 +6,7 @@
 //! routine event, hidden from the default timeline.
 
 use crate::nacos::http::Failure;
-use crate::nacos::naming::RegisterSource;
+use crate::nacos::naming::{Change, RegisterSource};
 use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::sim::clock::SimDuration;
 use serde::Serialize;
@@ -39,7 +39,7 @@ pub enum NacosNote {
     Registered { instance: Arc<str>, server: Arc<str> },
     Beat { instance: Arc<str>, server: Arc<str>, light: bool, code: i32, next: Option<SimDuration> },
     LightBeats { enabled: bool, server: Arc<str> },
-    AttemptFailed { api: &'static str, server: Arc<str>, failure: Failure, next: Option<Arc<str>> },
+    AttemptFailed { api: &'static str, server: Arc<str>, failure: Failure, next: Arc<str> },
     CallFailed { instance: Arc<str>, api: &'static str, failure: Failure, next_beat: Option<SimDuration> },
     Deregistering { instance: Arc<str> },
     Deregistered { instance: Arc<str>, server: Option<Arc<str>> },
@@ -75,6 +75,27 @@ impl NacosNote {
             NacosNote::Beat { code, .. } => *code == CODE_OK,
             NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } => true,
             _ => false,
+        }
+    }
+}
+
+/// How the server's and checker's changes read in the trace.
+impl From<Change> for NacosNote {
+    fn from(c: Change) -> Self {
+        match c {
+            Change::Registered { service, client, new_client, source } => {
+                NacosNote::InstanceRegistered { service, client, new_client, source }
+            }
+            Change::Deregistered { service, client } => NacosNote::InstanceDeregistered { service, client },
+            Change::HealthyAgain { service, client, silent } => NacosNote::HealthyAgain { service, client, silent },
+            Change::Unhealthy { service, client, silent, timeout } => {
+                NacosNote::Unhealthy { service, client, silent, timeout }
+            }
+            Change::Expired { service, client, silent, timeout } => NacosNote::Expired { service, client, silent, timeout },
+            Change::ClientRemoved { client, idle, published, subscribed } => {
+                NacosNote::ClientRemoved { client, idle, instances: published.len(), subscriptions: subscribed }
+            }
+            Change::Subscribed { service, subscriber } => NacosNote::Subscribed { service, subscriber },
         }
     }
 }
@@ -133,10 +154,9 @@ impl fmt::Display for NacosNote {
             LightBeats { enabled: false, server } => {
                 write!(f, "{server} answered lightBeatEnabled=false: this reactor sends full beats again")
             }
-            AttemptFailed { api, server, failure, next: Some(n) } => {
-                write!(f, "{api} to {server} failed: {failure}; trying {n}")
+            AttemptFailed { api, server, failure, next } => {
+                write!(f, "{api} to {server} failed: {failure}; trying {next}")
             }
-            AttemptFailed { api, server, failure, next: None } => write!(f, "{api} to {server} failed: {failure}"),
             CallFailed { instance, api, failure, next_beat: Some(d) } => write!(
                 f,
                 "{instance}: {api} failed after all servers tried ({failure}): next beat in {} (no back-off)",

@@ -7,9 +7,11 @@
 //!   in it.
 
 pub mod checker;
+pub mod nacos_subject;
 pub mod subject;
 
 use crate::sim::clock::{SimDuration, SimTime};
+pub use nacos_subject::{InstanceState, NacosSubject};
 pub use subject::{RouteWant, Subject};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -7,7 +7,10 @@
 mod ctx;
 mod error;
 mod expects;
+mod nacos;
+mod nacos_expect;
 mod raw;
+mod raw_nacos;
 mod timeline;
 mod validate;
 
@@ -17,6 +20,7 @@ use crate::rocketmq::types::TopicConfig;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 pub use error::{ScenarioError, ScenarioErrors};
+pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
 use std::path::{Path, PathBuf};
 pub use timeline::describe;
 
@@ -30,6 +34,8 @@ pub struct Scenario {
     pub namesrvs: Vec<NamesrvSpec>,
     pub brokers: Vec<BrokerSpec>,
     pub clients: Vec<ClientSpec>,
+    /// Nacos naming servers, application processes and subscribers.
+    pub nacos: NacosSpecs,
     pub timeline: Vec<TimedEvent>,
     pub expects: Vec<Expectation>,
 }

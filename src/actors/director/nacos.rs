@@ -1,0 +1,106 @@
+//! The director's Nacos part: starting naming servers, applications and subscribers, SIGTERM for
+//! an application, and telling a naming server that it was paused.
+
+use super::{Director, Running};
+use crate::actors::nacos_app::{AppInstance, NacosApp, Shutdown};
+use crate::actors::nacos_health::HealthChecker;
+use crate::actors::nacos_server::{NacosServer, Resumed};
+use crate::actors::nacos_subscriber::NacosSubscriber;
+use crate::nacos::naming::NamingServer;
+use crate::nacos::subscriber::SubscriberCore;
+use crate::sim::ids::NodeId;
+use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, SubscriberSpec};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+impl Director {
+    /// Starts `name` if it is a Nacos process; false if it is not one.
+    pub(super) fn start_nacos(&mut self, name: &str) -> bool {
+        let n = &self.scenario.nacos;
+        if let Some(spec) = n.servers.iter().find(|s| s.name == name).cloned() {
+            self.start_nacos_server(&spec);
+        } else if let Some(spec) = n.apps.iter().find(|a| a.name == name).cloned() {
+            self.start_nacos_app(&spec);
+        } else if let Some(spec) = n.subscribers.iter().find(|s| s.name == name).cloned() {
+            self.start_subscriber(&spec);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn nacos_servers(&self, names: &[String]) -> Vec<(Arc<str>, NodeId)> {
+        names.iter().map(|s| (Arc::from(s.as_str()), self.nodes[s])).collect()
+    }
+
+    /// A fresh server: empty tables, its cleaner and push grids from now (a restart forgets all).
+    fn start_nacos_server(&mut self, spec: &NacosServerSpec) {
+        let env = self.env_for(&spec.name);
+        let core = Rc::new(RefCell::new(NamingServer::new(spec.config.clone(), env.now())));
+        self.env.obs.world.set_nacos_server(&spec.name, Some(core.clone()));
+        let server_ctx = Context::<NacosServer>::new();
+        let server = server_ctx.address();
+        // The process must be up before any of its actors sets a timer.
+        self.env.net.start_process(env.node, Some(server.clone().recipient()));
+        let checker = HealthChecker::new(env.part("health"), core.clone(), server.clone()).start();
+        let mut actor = NacosServer::new(env, core, spec.push_delay);
+        actor.set_checker(checker);
+        server_ctx.run(actor);
+        self.running.insert(spec.name.clone(), Running::NacosServer(server));
+    }
+
+    /// The application starts; each instance registers at its offset from now.
+    fn start_nacos_app(&mut self, spec: &NacosAppSpec) {
+        let env = self.env_for(&spec.name);
+        let instances = spec
+            .instances
+            .iter()
+            .map(|i| AppInstance {
+                name: Arc::from(i.name.as_str()),
+                service: i.service.clone(),
+                instance: i.instance.clone(),
+                offset: i.start.since(spec.start),
+                period: i.period,
+            })
+            .collect();
+        let servers = self.nacos_servers(&spec.servers);
+        let ctx = Context::<NacosApp>::new();
+        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, instances));
+        self.running.insert(spec.name.clone(), Running::NacosApp(addr));
+    }
+
+    fn start_subscriber(&mut self, spec: &SubscriberSpec) {
+        let env = self.env_for(&spec.name);
+        let core = Rc::new(RefCell::new(SubscriberCore::new()));
+        self.env.obs.world.set_nacos_subscriber(&spec.name, Some(core.clone()));
+        let servers = self.nacos_servers(&spec.servers);
+        let ctx = Context::<NacosSubscriber>::new();
+        self.env.net.start_process(env.node, Some(ctx.address().recipient()));
+        let udp = (Arc::from(spec.ip.as_str()), spec.udp_port);
+        let actor = NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp);
+        self.running.insert(spec.name.clone(), Running::NacosSubscriber(ctx.run(actor)));
+    }
+
+    /// SIGTERM for a Nacos application: its shutdown hook deregisters first. False if `name` is
+    /// not a running application.
+    pub(super) fn shutdown_nacos(&self, name: &str) -> bool {
+        match self.running.get(name) {
+            Some(Running::NacosApp(a)) => {
+                a.do_send(Shutdown);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// SIGCONT for a process stopped since `since`: a naming server's fixed-delay tasks (beat
+    /// checks, cleaner, push engine) re-phase, as a JVM's do after a pause.
+    pub(super) fn nacos_resumed(&self, name: &str, since: crate::sim::clock::SimTime) {
+        if let Some(Running::NacosServer(a)) = self.running.get(name) {
+            a.do_send(Resumed { since });
+        }
+    }
+}
