@@ -37,9 +37,19 @@ pub struct AppInstance {
 /// What an HTTP call is for.
 enum Purpose {
     /// `then`: the beat chain to resume when this (20404) registration returns.
-    Register { idx: usize, then: Option<(TaskId, SimDuration)> },
-    Beat { idx: usize, task: TaskId, info: Arc<BeatInfo>, light: bool },
-    Deregister { idx: usize },
+    Register {
+        idx: usize,
+        then: Option<(TaskId, SimDuration)>,
+    },
+    Beat {
+        idx: usize,
+        task: TaskId,
+        info: Arc<BeatInfo>,
+        light: bool,
+    },
+    Deregister {
+        idx: usize,
+    },
 }
 
 pub struct NacosApp {
@@ -54,13 +64,24 @@ pub struct NacosApp {
 
 impl NacosApp {
     /// `servers` is the `NamingService`'s server list; `read_timeout` its `rtimeout`.
-    pub fn new(env: Env, servers: Vec<(Arc<str>, NodeId)>, read_timeout: SimDuration, instances: Vec<AppInstance>) -> Self {
+    pub fn new(
+        env: Env,
+        servers: Vec<(Arc<str>, NodeId)>,
+        read_timeout: SimDuration,
+        instances: Vec<AppInstance>,
+    ) -> Self {
         let registered = vec![false; instances.len()];
         let http = HttpClient::new(env.clone(), servers, read_timeout);
         NacosApp { env, reactor: BeatReactor::new(), http, instances, registered, shutdown: None }
     }
 
-    fn register(&mut self, idx: usize, instance: Instance, then: Option<(TaskId, SimDuration)>, ctx: &mut Context<Self>) {
+    fn register(
+        &mut self,
+        idx: usize,
+        instance: Instance,
+        then: Option<(TaskId, SimDuration)>,
+        ctx: &mut Context<Self>,
+    ) {
         let service = self.instances[idx].service.clone();
         let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
         if let Some(o) = self.http.call(Purpose::Register { idx, then }, msg, &ctx.address()) {
@@ -101,7 +122,10 @@ impl NacosApp {
                 }
             }
             Outcome::Answered { purpose: Purpose::Deregister { idx }, server, .. } => {
-                self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name.clone(), server: Some(server) });
+                self.env.record(NacosNote::Deregistered {
+                    instance: self.instances[idx].name.clone(),
+                    server: Some(server),
+                });
                 self.deregister_next(ctx);
             }
             Outcome::Failed { purpose: Purpose::Beat { idx, task, info, .. }, api, failure } => {
@@ -129,7 +153,12 @@ impl NacosApp {
 
     fn record_registering(&self, idx: usize, reason: RegisterReason, first_beat: Option<SimDuration>) {
         let i = &self.instances[idx];
-        self.env.record(NacosNote::Registering { instance: i.name.clone(), service: i.service.clone(), reason, first_beat });
+        self.env.record(NacosNote::Registering {
+            instance: i.name.clone(),
+            service: i.service.clone(),
+            reason,
+            first_beat,
+        });
     }
 
     /// Deregisters the next registered instance, or exits when none is left.

@@ -39,7 +39,15 @@ pub struct NacosServer {
 impl NacosServer {
     pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, push_delay: SimDuration) -> Self {
         let push = PushEngine::new(env.now(), push_delay.millis());
-        NacosServer { push_env: env.part("push"), env, core, checker: None, push, push_timer: None, udp: BTreeMap::new() }
+        NacosServer {
+            push_env: env.part("push"),
+            env,
+            core,
+            checker: None,
+            push,
+            push_timer: None,
+            udp: BTreeMap::new(),
+        }
     }
 
     /// The checker is started after the server (it needs the server's address).

@@ -70,7 +70,12 @@ impl NacosSubscriber {
             .iter()
             .map(|h| {
                 let key = ClientKey::new(&h.ip, h.port);
-                let name = self.env.obs.world.nacos_instance_name(service, &key).map_or_else(|| format!("{}:{}", h.ip, h.port), str::to_string);
+                let name = self
+                    .env
+                    .obs
+                    .world
+                    .nacos_instance_name(service, &key)
+                    .map_or_else(|| format!("{}:{}", h.ip, h.port), str::to_string);
                 format!("{name} {}", if h.healthy { "healthy" } else { "UNHEALTHY" })
             })
             .collect();

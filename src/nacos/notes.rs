@@ -91,7 +91,9 @@ impl From<Change> for NacosNote {
             Change::Unhealthy { service, client, silent, timeout } => {
                 NacosNote::Unhealthy { service, client, silent, timeout }
             }
-            Change::Expired { service, client, silent, timeout } => NacosNote::Expired { service, client, silent, timeout },
+            Change::Expired { service, client, silent, timeout } => {
+                NacosNote::Expired { service, client, silent, timeout }
+            }
             Change::ClientRemoved { client, idle, published, subscribed } => {
                 NacosNote::ClientRemoved { client, idle, instances: published.len(), subscriptions: subscribed }
             }

@@ -65,9 +65,9 @@ impl NacosSubject {
         match self {
             NacosSubject::Instance { server, instance, state } => {
                 let facts = world.nacos_instance(instance).expect("validated instance name");
-                let is = world.nacos_server(server).and_then(|s| {
-                    s.borrow().instance(&facts.service, &facts.client()).map(|p| p.healthy)
-                });
+                let is = world
+                    .nacos_server(server)
+                    .and_then(|s| s.borrow().instance(&facts.service, &facts.client()).map(|p| p.healthy));
                 let got = match is {
                     Some(true) => InstanceState::Healthy,
                     Some(false) => InstanceState::Unhealthy,
@@ -77,7 +77,11 @@ impl NacosSubject {
                 if holds {
                     return Ok(());
                 }
-                let down = if world.nacos_server(server).is_none() { format!(" ({server} is not running)") } else { String::new() };
+                let down = if world.nacos_server(server).is_none() {
+                    format!(" ({server} is not running)")
+                } else {
+                    String::new()
+                };
                 Err(Mismatch {
                     expected: format!("{instance} on {server}: {}", state.word()),
                     got: format!("{}{down}", got.word()),
@@ -116,7 +120,10 @@ impl NacosSubject {
                 if instances.as_ref().map_or(true, |x| *x == all) && healthy.as_ref().map_or(true, |x| *x == up) {
                     return Ok(());
                 }
-                Err(Mismatch { expected: self.describe_view(), got: format!("instances {}, healthy {}", list(&all), list(&up)) })
+                Err(Mismatch {
+                    expected: self.describe_view(),
+                    got: format!("instances {}, healthy {}", list(&all), list(&up)),
+                })
             }
         }
     }

@@ -85,16 +85,16 @@ fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &[Pl
 
 fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &Known) -> Option<Subject> {
     let nacos = super::nacos_expect::count(r);
-    let count = [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count()
-        + nacos;
+    let count =
+        [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()].iter().filter(|x| **x).count()
+            + nacos;
     if count != 1 {
         return ctx.fail(
             span,
             format!("an expectation needs exactly one subject, found {count}"),
-            Some("one of `route`, `client`, `live`, `cluster` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)"),
+            Some(
+                "one of `route`, `client`, `live`, `cluster` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)",
+            ),
         );
     }
     if nacos == 1 {

@@ -114,7 +114,12 @@ impl NacosKnown {
 
 /// Defines the process names: servers, apps, subscribers. An instance's `app` defaults to its
 /// own name, so an instance without `app` is a process of its own.
-pub fn define_names(ctx: &mut Ctx, servers: &[S<RawNacosServer>], instances: &[S<RawInstance>], subs: &[S<RawSubscriber>]) {
+pub fn define_names(
+    ctx: &mut Ctx,
+    servers: &[S<RawNacosServer>],
+    instances: &[S<RawInstance>],
+    subs: &[S<RawSubscriber>],
+) {
     for s in servers {
         ctx.define(&s.get_ref().name, Kind::NacosServer);
     }
@@ -130,15 +135,18 @@ pub fn define_names(ctx: &mut Ctx, servers: &[S<RawNacosServer>], instances: &[S
     }
 }
 
-pub fn build(ctx: &mut Ctx, servers: Vec<S<RawNacosServer>>, instances: Vec<S<RawInstance>>, subs: Vec<S<RawSubscriber>>) -> NacosSpecs {
+pub fn build(
+    ctx: &mut Ctx,
+    servers: Vec<S<RawNacosServer>>,
+    instances: Vec<S<RawInstance>>,
+    subs: Vec<S<RawSubscriber>>,
+) -> NacosSpecs {
     let servers = servers.into_iter().map(|s| server(ctx, s.into_inner())).collect();
     let apps = apps(ctx, instances);
-    let known: BTreeSet<ServiceKey> = apps.iter().flat_map(|a: &NacosAppSpec| &a.instances).map(|i| i.service.clone()).collect();
-    let taken: BTreeSet<(String, u16)> = apps
-        .iter()
-        .flat_map(|a| &a.instances)
-        .map(|i| (i.instance.ip.to_string(), i.instance.port))
-        .collect();
+    let known: BTreeSet<ServiceKey> =
+        apps.iter().flat_map(|a: &NacosAppSpec| &a.instances).map(|i| i.service.clone()).collect();
+    let taken: BTreeSet<(String, u16)> =
+        apps.iter().flat_map(|a| &a.instances).map(|i| (i.instance.ip.to_string(), i.instance.port)).collect();
     let mut subscribers: Vec<SubscriberSpec> = Vec::new();
     for (n, s) in subs.into_iter().enumerate() {
         if let Some(spec) = subscriber(ctx, s.into_inner(), n, &known, &taken, &subscribers) {
@@ -167,7 +175,13 @@ fn server(ctx: &mut Ctx, raw: RawNacosServer) -> NacosServerSpec {
             light_beat_enabled: raw.light_beat_enabled.unwrap_or(d.light_beat_enabled),
             client_beat_interval: interval.millis() as i64,
             expire_instance: raw.expire_instance.unwrap_or(d.expire_instance),
-            client_expired_time: positive(ctx, &raw.client_expired_time, SimDuration(d.client_expired_time), "client_expired_time").millis(),
+            client_expired_time: positive(
+                ctx,
+                &raw.client_expired_time,
+                SimDuration(d.client_expired_time),
+                "client_expired_time",
+            )
+            .millis(),
             push_cache_millis: positive(ctx, &raw.push_cache, SimDuration(d.push_cache_millis), "push_cache").millis(),
         },
         push_delay: ctx.duration_or(&raw.push_delay, SimDuration(DEFAULT_PUSH_TASK_DELAY)),
@@ -211,7 +225,11 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance) -> Option<(NacosInstanceSpec, Vec<
     let cluster = word_or(ctx, &raw.cluster, DEFAULT_CLUSTER, "cluster");
     let ip = raw.ip.get_ref();
     if ip.is_empty() || ip.contains(|c: char| c.is_whitespace() || c == ':') {
-        ctx.error(raw.ip.span(), format!("invalid ip {ip:?}"), Some("write the address alone, e.g. \"10.1.0.1\"; the port goes in `port`".into()));
+        ctx.error(
+            raw.ip.span(),
+            format!("invalid ip {ip:?}"),
+            Some("write the address alone, e.g. \"10.1.0.1\"; the port goes in `port`".into()),
+        );
     }
     let port = match &raw.port {
         Some(p) if !(1..=65535).contains(p.get_ref()) => {
@@ -277,11 +295,18 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>) -> Vec<NacosAppSpec> {
             continue;
         }
         match apps.iter_mut().find(|a| a.name == process) {
-            None => apps.push(NacosAppSpec { name: process, servers, read_timeout, start: spec.start, instances: vec![spec] }),
+            None => apps.push(NacosAppSpec {
+                name: process,
+                servers,
+                read_timeout,
+                start: spec.start,
+                instances: vec![spec],
+            }),
             Some(app) => {
                 let first_ns = &app.instances[0].service.namespace;
                 if app.servers != servers || app.read_timeout != read_timeout || *first_ns != spec.service.namespace {
-                    let msg = format!("{name} is in app {process} but its `servers`, `namespace` or `read_timeout` differ");
+                    let msg =
+                        format!("{name} is in app {process} but its `servers`, `namespace` or `read_timeout` differ");
                     let help = "instances of one app share one NamingService; give them the same values or another app";
                     ctx.error(r.app.as_ref().map_or(r.name.span(), |a| a.span()), msg, Some(help.into()));
                     continue;
@@ -308,9 +333,12 @@ fn subscriber(
         let (group, name) = s.get_ref().split_once("@@").unwrap_or((DEFAULT_GROUP, s.get_ref()));
         let key = ServiceKey::new(&namespace, group, name);
         if !known.contains(&key) {
-            let names: Vec<String> = known.iter().filter(|k| *k.namespace == *namespace).map(|k| k.grouped.to_string()).collect();
-            let help = nearest(&key.grouped, names.iter().map(String::as_str))
-                .map_or_else(|| format!("no [[instance]] registers it; known: {}", names.join(", ")), |n| format!("did you mean {n:?}?"));
+            let names: Vec<String> =
+                known.iter().filter(|k| *k.namespace == *namespace).map(|k| k.grouped.to_string()).collect();
+            let help = nearest(&key.grouped, names.iter().map(String::as_str)).map_or_else(
+                || format!("no [[instance]] registers it; known: {}", names.join(", ")),
+                |n| format!("did you mean {n:?}?"),
+            );
             ctx.error(s.span(), format!("unknown service {:?} in namespace {namespace}", s.get_ref()), Some(help));
             continue;
         }

@@ -75,7 +75,12 @@ fn service(ctx: &mut Ctx, raw: &S<RawServiceSubject>, known: &NacosKnown) -> Opt
     Some(NacosSubject::Service { server: server?, service: key, healthy, total })
 }
 
-fn names(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, service: &ServiceKey, known: &NacosKnown) -> Option<Option<BTreeSet<String>>> {
+fn names(
+    ctx: &mut Ctx,
+    list: &Option<Vec<S<String>>>,
+    service: &ServiceKey,
+    known: &NacosKnown,
+) -> Option<Option<BTreeSet<String>>> {
     let Some(list) = list else { return Some(None) };
     let mut out = BTreeSet::new();
     for n in list {
@@ -103,7 +108,11 @@ fn subscriber(ctx: &mut Ctx, r: &RawSubscriberSubject, known: &NacosKnown) -> Op
     let healthy = names(ctx, &r.healthy, &service, known)?;
     if instances.is_none() && healthy.is_none() {
         let help = "e.g. healthy = [\"orders-2\"]";
-        return ctx.fail(r.subscriber.span(), "a subscriber subject needs `instances` or `healthy` (or both)", Some(help));
+        return ctx.fail(
+            r.subscriber.span(),
+            "a subscriber subject needs `instances` or `healthy` (or both)",
+            Some(help),
+        );
     }
     Some(NacosSubject::Subscriber { subscriber, service, instances, healthy })
 }
