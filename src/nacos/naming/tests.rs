@@ -213,3 +213,32 @@ fn a_list_query_with_a_udp_port_subscribes_once_and_answers_from_the_cache() {
     assert!(!s.list(SimTime(20_501), &list_req("orders", false)).0.hosts[0].healthy);
     assert!(s.list(SimTime(20_502), &list_req("orders", true)).0.hosts.is_empty(), "healthyOnly");
 }
+
+#[test]
+fn one_ip_port_client_publishes_one_instance_per_service() {
+    // Nacos IpPortBasedClient: clientId "ip:port#true"; publishers keyed by Service
+    let mut s = server();
+    s.register(SimTime(0), &svc("orders"), &instance(8080, &[]), RegisterSource::Request);
+    let changes = s.register(SimTime(1), &svc("pay"), &instance(8080, &[]), RegisterSource::Request);
+    assert!(matches!(changes[0], Change::Registered { new_client: false, .. }), "the same client");
+    assert_eq!(s.client_count(), 1);
+    assert_eq!(s.client(&key(8080)).unwrap().publishers.len(), 2);
+    // A beat for one service refreshes only that service's instance.
+    s.handle_beat(SimTime(4_000), &light("pay", 8080));
+    assert_eq!(s.instance(&svc("orders"), &key(8080)).unwrap().last_heart_beat, SimTime(0));
+    assert_eq!(s.instance(&svc("pay"), &key(8080)).unwrap().last_heart_beat, SimTime(4_000));
+}
+
+#[test]
+fn services_are_told_apart_by_namespace_and_group() {
+    // Nacos Service#equals: namespace, group, name
+    let mut s = server();
+    let dev = ServiceKey::new("dev", "DEFAULT_GROUP", "orders");
+    let other_group = ServiceKey::new("public", "G", "orders");
+    s.register(SimTime(0), &svc("orders"), &instance(8080, &[]), RegisterSource::Request);
+    s.register(SimTime(0), &dev, &instance(8081, &[]), RegisterSource::Request);
+    s.register(SimTime(0), &other_group, &instance(8082, &[]), RegisterSource::Request);
+    for k in [svc("orders"), dev, other_group] {
+        assert_eq!(s.counts(&k), (1, 1), "{k}");
+    }
+}

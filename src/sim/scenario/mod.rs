@@ -9,6 +9,8 @@ mod error;
 mod expects;
 mod nacos;
 mod nacos_expect;
+#[cfg(test)]
+mod nacos_tests;
 mod raw;
 mod raw_nacos;
 mod timeline;
