@@ -45,6 +45,8 @@ pub struct Director {
     running: BTreeMap<String, Running>,
     /// When each hung process was stopped (SIGSTOP), for the resume.
     hung_since: BTreeMap<String, SimTime>,
+    /// Where each Nacos process's spec is (scenarios may hold thousands).
+    nacos: BTreeMap<String, nacos::NacosProc>,
 }
 
 impl Director {
@@ -63,7 +65,8 @@ impl Director {
             .chain(nacos.iter());
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
         let env = Env { net, obs, node, label: Arc::from("fault") };
-        Director { env, scenario, nodes, running: BTreeMap::new(), hung_since: BTreeMap::new() }
+        let nacos = nacos::index(&scenario);
+        Director { env, scenario, nodes, running: BTreeMap::new(), hung_since: BTreeMap::new(), nacos }
     }
 
     fn env_for(&self, name: &str) -> Env {

@@ -81,6 +81,22 @@ impl Schedule {
     pub(crate) fn new(start: SimTime) -> Self {
         Schedule { checks: BTreeSet::new(), cleans: BTreeSet::new(), cleaner_grid: start, armed: None }
     }
+
+    /// Recomputes `client`'s due ticks after its state changed at `now`, and files them.
+    pub(crate) fn reschedule(
+        &mut self,
+        client: &mut IpPortClient,
+        key: &ClientKey,
+        config: &NamingConfig,
+        now: SimTime,
+    ) {
+        let check = check_threshold(client, config.expire_instance).and_then(|t| first_tick(client.sched.grid, now, t));
+        let clean = first_tick(self.cleaner_grid, now, clean_threshold(client, config));
+        let s = &mut client.sched;
+        (s.check_due, s.clean_due) = (check, clean);
+        file(&mut self.checks, &mut s.check_filed, check, key);
+        file(&mut self.cleans, &mut s.clean_filed, clean, key);
+    }
 }
 
 /// The first tick `grid + period·k` (`k ≥ 0`) that is at or after `from` and strictly after
@@ -150,13 +166,9 @@ impl NamingServer {
     /// Recomputes `key`'s due ticks after its state changed at `now`.
     pub(crate) fn reschedule(&mut self, key: &ClientKey, now: SimTime) {
         let NamingServer { clients, schedule, config, .. } = self;
-        let Some(client) = clients.get_mut(key) else { return };
-        let check = check_threshold(client, config.expire_instance).and_then(|t| first_tick(client.sched.grid, now, t));
-        let clean = first_tick(schedule.cleaner_grid, now, clean_threshold(client, config));
-        let s = &mut client.sched;
-        (s.check_due, s.clean_due) = (check, clean);
-        file(&mut schedule.checks, &mut s.check_filed, check, key);
-        file(&mut schedule.cleans, &mut s.clean_filed, clean, key);
+        if let Some(client) = clients.get_mut(key) {
+            schedule.reschedule(client, key, config, now);
+        }
     }
 
     /// Runs every check and cleanup due at or before `now`; returns what they changed. Clients

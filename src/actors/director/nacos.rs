@@ -9,24 +9,39 @@ use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::sim::ids::NodeId;
-use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, SubscriberSpec};
+use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec};
 use actix::prelude::*;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
+
+/// Which table a Nacos process comes from, and its position there.
+#[derive(Clone, Copy)]
+pub(super) enum NacosProc {
+    Server(usize),
+    App(usize),
+    Subscriber(usize),
+}
+
+/// Every Nacos process by name.
+pub(super) fn index(scenario: &Scenario) -> BTreeMap<String, NacosProc> {
+    let n = &scenario.nacos;
+    let servers = n.servers.iter().enumerate().map(|(i, s)| (s.name.clone(), NacosProc::Server(i)));
+    let apps = n.apps.iter().enumerate().map(|(i, a)| (a.name.clone(), NacosProc::App(i)));
+    let subs = n.subscribers.iter().enumerate().map(|(i, s)| (s.name.clone(), NacosProc::Subscriber(i)));
+    servers.chain(apps).chain(subs).collect()
+}
 
 impl Director {
     /// Starts `name` if it is a Nacos process; false if it is not one.
     pub(super) fn start_nacos(&mut self, name: &str) -> bool {
         let n = &self.scenario.nacos;
-        if let Some(spec) = n.servers.iter().find(|s| s.name == name).cloned() {
-            self.start_nacos_server(&spec);
-        } else if let Some(spec) = n.apps.iter().find(|a| a.name == name).cloned() {
-            self.start_nacos_app(&spec);
-        } else if let Some(spec) = n.subscribers.iter().find(|s| s.name == name).cloned() {
-            self.start_subscriber(&spec);
-        } else {
-            return false;
+        match self.nacos.get(name).copied() {
+            Some(NacosProc::Server(i)) => self.start_nacos_server(&n.servers[i].clone()),
+            Some(NacosProc::App(i)) => self.start_nacos_app(&n.apps[i].clone()),
+            Some(NacosProc::Subscriber(i)) => self.start_subscriber(&n.subscribers[i].clone()),
+            None => return false,
         }
         true
     }

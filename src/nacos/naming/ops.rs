@@ -107,6 +107,9 @@ impl NamingServer {
             None => (&req.ip, req.port, &req.cluster),
         };
         let key = ClientKey::new(ip, port);
+        if let Some(answer) = self.beat_known(now, req, &key) {
+            return answer;
+        }
         let mut changes = Vec::new();
         let known = self.clients.get(&key).is_some_and(|c| c.publishers.contains_key(&req.service));
         if !known {
@@ -144,6 +147,35 @@ impl NamingServer {
         }
         self.reschedule(&key, now);
         (self.beat_answer(&req.service, &key, CODE_OK), changes)
+    }
+
+    /// Branch (D) for an instance the client already publishes — nearly every beat — with one
+    /// lookup of the client. `None` sends the beat down the general path.
+    fn beat_known(&mut self, now: SimTime, req: &BeatReq, key: &ClientKey) -> Option<(Answer, Vec<Change>)> {
+        if !self.services.contains(&req.service) {
+            return None;
+        }
+        let NamingServer { clients, schedule, config, .. } = self;
+        let client = clients.get_mut(key)?;
+        // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are
+        // the client's own key here, so the comparison always holds.
+        let p = client.publishers.get_mut(&req.service)?;
+        let silent = now.since(p.last_heart_beat);
+        p.last_heart_beat = now;
+        let mut changes = Vec::new();
+        if !p.healthy {
+            p.healthy = true;
+            changes.push(Change::HealthyAgain { service: req.service.clone(), client: key.clone(), silent });
+        }
+        let interval = p.metadata.get(HEART_BEAT_INTERVAL_KEY).map_or(config.client_beat_interval, |v| to_long(v));
+        client.last_updated = now;
+        schedule.reschedule(client, key, config, now);
+        let light_beat_enabled = config.light_beat_enabled;
+        if !changes.is_empty() {
+            self.bump();
+        }
+        let reply = BeatReply { client_beat_interval: interval, code: CODE_OK, light_beat_enabled };
+        Some((Answer::Beat(reply), changes))
     }
 
     fn beat_answer(&self, service: &ServiceKey, key: &ClientKey, code: i32) -> Answer {

@@ -142,14 +142,15 @@ pub fn build(
     subs: Vec<S<RawSubscriber>>,
 ) -> NacosSpecs {
     let servers = servers.into_iter().map(|s| server(ctx, s.into_inner())).collect();
-    let apps = apps(ctx, instances);
+    let all = ctx.names(Kind::NacosServer);
+    let apps = apps(ctx, instances, &all);
     let known: BTreeSet<ServiceKey> =
         apps.iter().flat_map(|a: &NacosAppSpec| &a.instances).map(|i| i.service.clone()).collect();
     let taken: BTreeSet<(String, u16)> =
         apps.iter().flat_map(|a| &a.instances).map(|i| (i.instance.ip.to_string(), i.instance.port)).collect();
     let mut subscribers: Vec<SubscriberSpec> = Vec::new();
     for (n, s) in subs.into_iter().enumerate() {
-        if let Some(spec) = subscriber(ctx, s.into_inner(), n, &known, &taken, &subscribers) {
+        if let Some(spec) = subscriber(ctx, s.into_inner(), n, (&known, &taken, &all), &subscribers) {
             subscribers.push(spec);
         }
     }
@@ -206,10 +207,10 @@ fn word_or(ctx: &mut Ctx, v: &Option<S<String>>, default: &str, what: &str) -> O
 }
 
 /// The servers an instance or subscriber talks to: the listed ones, or all of them.
-fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>) -> Vec<String> {
+fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>, all: &[String]) -> Vec<String> {
     let servers = match list {
         Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::NacosServer])).collect(),
-        None => ctx.names(Kind::NacosServer),
+        None => all.to_vec(),
     };
     if servers.is_empty() && list.as_ref().map_or(true, |l| l.is_empty()) {
         let help = "define a [[nacos_server]] or list some in `servers`";
@@ -218,7 +219,7 @@ fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>) 
     servers
 }
 
-fn instance(ctx: &mut Ctx, raw: &RawInstance) -> Option<(NacosInstanceSpec, Vec<String>, SimDuration)> {
+fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosInstanceSpec, Vec<String>, SimDuration)> {
     let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace");
     let group = word_or(ctx, &raw.group, DEFAULT_GROUP, "group");
     let service = word(ctx, &raw.service, "service");
@@ -254,7 +255,7 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance) -> Option<(NacosInstanceSpec, Vec<
             return ctx.fail(span, format!("instance {}: {why}", raw.name.get_ref()), Some(help));
         }
     };
-    let servers = server_list(ctx, &raw.servers, &raw.name);
+    let servers = server_list(ctx, &raw.servers, &raw.name, all);
     let read_timeout = positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout");
     let start = ctx.time_or_zero(&raw.start);
     let instance = Instance {
@@ -272,8 +273,10 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance) -> Option<(NacosInstanceSpec, Vec<
 }
 
 /// Instances grouped into their processes, checking that an app's instances agree.
-fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>) -> Vec<NacosAppSpec> {
+fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosAppSpec> {
     let mut apps: Vec<NacosAppSpec> = Vec::new();
+    // Position of each app in `apps`, so that thousands of instances stay linear.
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: BTreeMap<(ServiceKey, String, u16), String> = BTreeMap::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for r in raw {
@@ -287,21 +290,19 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>) -> Vec<NacosAppSpec> {
             ctx.error(r.name.span(), msg, Some("every instance and process needs its own name".into()));
             continue;
         }
-        let Some((spec, servers, read_timeout)) = instance(ctx, &r) else { continue };
+        let Some((spec, servers, read_timeout)) = instance(ctx, &r, all) else { continue };
         let key = (spec.service.clone(), spec.instance.ip.to_string(), spec.instance.port);
         if let Some(other) = seen.insert(key, name.clone()) {
             let msg = format!("{name} and {other} are the same instance to Nacos (same service, ip and port)");
             ctx.error(r.ip.span(), msg, Some("give one of them another ip or port".into()));
             continue;
         }
-        match apps.iter_mut().find(|a| a.name == process) {
-            None => apps.push(NacosAppSpec {
-                name: process,
-                servers,
-                read_timeout,
-                start: spec.start,
-                instances: vec![spec],
-            }),
+        match index.get(&process).map(|i| &mut apps[*i]) {
+            None => {
+                index.insert(process.clone(), apps.len());
+                let start = spec.start;
+                apps.push(NacosAppSpec { name: process, servers, read_timeout, start, instances: vec![spec] });
+            }
             Some(app) => {
                 let first_ns = &app.instances[0].service.namespace;
                 if app.servers != servers || app.read_timeout != read_timeout || *first_ns != spec.service.namespace {
@@ -323,8 +324,7 @@ fn subscriber(
     ctx: &mut Ctx,
     raw: RawSubscriber,
     n: usize,
-    known: &BTreeSet<ServiceKey>,
-    taken: &BTreeSet<(String, u16)>,
+    (known, taken, all): (&BTreeSet<ServiceKey>, &BTreeSet<(String, u16)>, &[String]),
     earlier: &[SubscriberSpec],
 ) -> Option<SubscriberSpec> {
     let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace")?;
@@ -358,7 +358,7 @@ fn subscriber(
         return ctx.fail(raw.name.span(), msg, Some("Nacos would see one client; set `ip` or `udp_port`"));
     }
     Some(SubscriberSpec {
-        servers: server_list(ctx, &raw.servers, &raw.name),
+        servers: server_list(ctx, &raw.servers, &raw.name, all),
         name: raw.name.into_inner(),
         services,
         ip,
