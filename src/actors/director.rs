@@ -33,7 +33,7 @@ enum Running {
     Namesrv(Addr<RouteTable>),
     Broker(Addr<Broker>),
     Client(Addr<RouteClient>),
-    NacosServer(Addr<crate::actors::nacos_server::NacosServer>),
+    NacosServer(Addr<crate::actors::nacos_server::NacosServer>, Addr<crate::actors::nacos_health::HealthChecker>),
     NacosApp(Addr<crate::actors::nacos_app::NacosApp>),
     NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
 }
@@ -152,7 +152,7 @@ impl Director {
                 a.do_send(Stop);
                 self.env.obs.world.set_client(name, None);
             }
-            Some(Running::NacosServer(a)) => {
+            Some(Running::NacosServer(a, _)) => {
                 a.do_send(Stop);
                 self.env.obs.world.set_nacos_server(name, None);
             }

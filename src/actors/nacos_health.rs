@@ -6,12 +6,18 @@
 //! threads use. Instead of one timer per client every 5 s it keeps a single alarm at the earliest
 //! tick where a check would change something (`nacos::health` explains why that is exact); the
 //! server actor sends `Rearm` when an operation makes a client due earlier.
+//!
+//! After a SIGSTOP the director sends `Resumed` here first. Every check that fell due during the
+//! pause runs at once, with the clock of the resume — *before* the server handles the beats that
+//! waited in its socket buffers. Java leaves that race open; this order is the one that produces
+//! what users report after long GC pauses: everyone unhealthy or deleted at once (#8090).
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::nacos_server::{NacosServer, Publish};
+use crate::actors::nacos_server::{NacosServer, Publish, PushResumed};
 use crate::actors::network::TimerId;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::notes::NacosNote;
+use crate::sim::clock::SimTime;
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -24,6 +30,17 @@ pub struct HealthChecker {
 }
 
 impl HealthChecker {
+    fn run(&mut self) {
+        let changes = self.core.borrow_mut().run_due(self.env.now());
+        if !changes.is_empty() {
+            // Recorded with the core released: the observer reads it.
+            for change in &changes {
+                self.env.record(NacosNote::from(change.clone()));
+            }
+            self.server.do_send(Publish(changes));
+        }
+    }
+
     pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, server: Addr<NacosServer>) -> Self {
         HealthChecker { env, core, server, timer: None }
     }
@@ -56,14 +73,7 @@ impl Handler<CheckTick> for HealthChecker {
     type Result = ();
     fn handle(&mut self, _: CheckTick, ctx: &mut Context<Self>) {
         self.timer = None;
-        let changes = self.core.borrow_mut().run_due(self.env.now());
-        if !changes.is_empty() {
-            // Recorded with the core released: the observer reads it.
-            for change in &changes {
-                self.env.record(NacosNote::from(change.clone()));
-            }
-            self.server.do_send(Publish(changes));
-        }
+        self.run();
         self.arm(ctx);
     }
 }
@@ -76,6 +86,24 @@ pub struct Rearm;
 impl Handler<Rearm> for HealthChecker {
     type Result = ();
     fn handle(&mut self, _: Rearm, ctx: &mut Context<Self>) {
+        self.arm(ctx);
+    }
+}
+
+/// SIGCONT after a SIGSTOP that began at `since`: the fixed-delay tasks that fell due in the
+/// pause run now and continue from now (`nacos::health` re-phases the grids).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Resumed {
+    pub since: SimTime,
+}
+
+impl Handler<Resumed> for HealthChecker {
+    type Result = ();
+    fn handle(&mut self, Resumed { since }: Resumed, ctx: &mut Context<Self>) {
+        self.core.borrow_mut().resume(since, self.env.now());
+        self.run();
+        self.server.do_send(PushResumed { since });
         self.arm(ctx);
     }
 }

@@ -221,24 +221,22 @@ impl Handler<PushTick> for NacosServer {
     }
 }
 
-/// SIGCONT after a SIGSTOP that began at `since`: the JVM's fixed-delay tasks re-phase.
+/// The JVM was stopped since `since` and runs again: the push engine's fixed-delay poll
+/// re-phases (sent by the health checker, which handles the rest of the resume).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Resumed {
+pub struct PushResumed {
     pub since: SimTime,
 }
 
-impl Handler<Resumed> for NacosServer {
+impl Handler<PushResumed> for NacosServer {
     type Result = ();
-    fn handle(&mut self, Resumed { since }: Resumed, ctx: &mut Context<Self>) {
-        let now = self.env.now();
-        self.core.borrow_mut().resume(since, now);
-        self.push.resume(since, now);
+    fn handle(&mut self, PushResumed { since }: PushResumed, ctx: &mut Context<Self>) {
+        self.push.resume(since, self.env.now());
         if let Some((_, old)) = self.push_timer.take() {
             self.env.net.cancel(old);
         }
         self.rearm_push(ctx);
-        self.wake_checker();
     }
 }
 

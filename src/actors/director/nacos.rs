@@ -3,8 +3,8 @@
 
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, NacosApp, Shutdown};
-use crate::actors::nacos_health::HealthChecker;
-use crate::actors::nacos_server::{NacosServer, Resumed};
+use crate::actors::nacos_health::{HealthChecker, Resumed};
+use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::subscriber::SubscriberCore;
@@ -61,9 +61,9 @@ impl Director {
         self.env.net.start_process(env.node, Some(server.clone().recipient()));
         let checker = HealthChecker::new(env.part("health"), core.clone(), server.clone()).start();
         let mut actor = NacosServer::new(env, core, spec.push_delay);
-        actor.set_checker(checker);
+        actor.set_checker(checker.clone());
         server_ctx.run(actor);
-        self.running.insert(spec.name.clone(), Running::NacosServer(server));
+        self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
     }
 
     /// The application starts; each instance registers at its offset from now.
@@ -112,10 +112,11 @@ impl Director {
     }
 
     /// SIGCONT for a process stopped since `since`: a naming server's fixed-delay tasks (beat
-    /// checks, cleaner, push engine) re-phase, as a JVM's do after a pause.
+    /// checks, cleaner, push engine) run what fell due and re-phase, as a JVM's do after a pause.
+    /// The checker hears it before the server handles its buffered requests.
     pub(super) fn nacos_resumed(&self, name: &str, since: crate::sim::clock::SimTime) {
-        if let Some(Running::NacosServer(a)) = self.running.get(name) {
-            a.do_send(Resumed { since });
+        if let Some(Running::NacosServer(_, checker)) = self.running.get(name) {
+            checker.do_send(Resumed { since });
         }
     }
 }
