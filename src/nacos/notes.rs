@@ -69,10 +69,12 @@ pub enum NacosNote {
 }
 
 impl NacosNote {
-    /// Routine: a beat answered 10200, a poll or push that changed nothing.
+    /// Routine: a beat answered 10200, a poll or push that changed nothing, a push task with
+    /// nobody to push to.
     pub fn is_routine(&self) -> bool {
         match self {
             NacosNote::Beat { code, .. } => *code == CODE_OK,
+            NacosNote::Pushed { subscribers, .. } => *subscribers == 0,
             NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } => true,
             _ => false,
         }
@@ -212,10 +214,10 @@ impl fmt::Display for NacosNote {
                  (ExpiredClientCleaner)",
                 secs(*idle)
             ),
-            Pushed { service, hosts, healthy, subscribers } => write!(
-                f,
-                "PushExecuteTask {service}: {hosts} instances ({healthy} healthy) -> {subscribers} UDP subscribers"
-            ),
+            Pushed { service, hosts, healthy, subscribers } => {
+                let s = if *subscribers == 1 { "" } else { "s" };
+                write!(f, "PushExecuteTask {service}: {hosts} instances ({healthy} healthy) -> {subscribers} UDP subscriber{s}")
+            }
             ViewChanged { service, source, server, view } => {
                 let how = match source {
                     ViewSource::Push => "push",
