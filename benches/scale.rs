@@ -90,6 +90,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         timeline,
         expects,
         invariants: Vec::new(),
+        nacos: Default::default(),
     }
 }
 

@@ -28,11 +28,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
+mod nacos;
+
 /// What is running for each process, to stop it or send it operator commands.
 enum Running {
     Namesrv(Addr<RouteTable>),
     Broker(Addr<Broker>),
     Client(Addr<RouteClient>),
+    NacosServer(Addr<crate::actors::nacos_server::NacosServer>, Addr<crate::actors::nacos_health::HealthChecker>),
+    NacosApp(Addr<crate::actors::nacos_app::NacosApp>),
+    NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
 }
 
 pub struct Director {
@@ -40,6 +45,10 @@ pub struct Director {
     scenario: Scenario,
     nodes: BTreeMap<String, NodeId>,
     running: BTreeMap<String, Running>,
+    /// When each hung process was stopped (SIGSTOP), for the resume.
+    hung_since: BTreeMap<String, SimTime>,
+    /// Where each Nacos process's spec is (scenarios may hold thousands).
+    nacos: BTreeMap<String, nacos::NacosProc>,
 }
 
 impl Director {
@@ -48,15 +57,18 @@ impl Director {
     pub fn new(net: Net, obs: Obs, scenario: Scenario, mutation: Option<Mutation>) -> Self {
         let node = net.add_node("director");
         let epoch = net.start_process(node, None);
+        let nacos: Vec<String> = scenario.nacos.starts().into_iter().map(|(n, _)| n).collect();
         let names = scenario
             .namesrvs
             .iter()
             .map(|n| &n.name)
             .chain(scenario.brokers.iter().map(|b| &b.name))
-            .chain(scenario.clients.iter().map(|c| &c.name));
+            .chain(scenario.clients.iter().map(|c| &c.name))
+            .chain(nacos.iter());
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
         let env = Env { net, obs, node, epoch, label: Arc::from("fault"), mutation };
-        Director { env, scenario, nodes, running: BTreeMap::new() }
+        let nacos = nacos::index(&scenario);
+        Director { env, scenario, nodes, running: BTreeMap::new(), hung_since: BTreeMap::new(), nacos }
     }
 
     /// Starts the process `name` in the network and returns the environment of its actors.
@@ -73,6 +85,8 @@ impl Director {
             self.start_broker(&spec);
         } else if let Some(spec) = self.scenario.clients.iter().find(|c| c.name == name).cloned() {
             self.start_client(&spec);
+        } else {
+            self.start_nacos(name);
         }
     }
 
@@ -129,6 +143,7 @@ impl Director {
     /// The process is gone: stop its actors and hide its state from observers.
     fn stopped(&mut self, name: &str, how: ProcStop) {
         self.env.net.stop_process(self.nodes[name], how);
+        self.hung_since.remove(name);
         match self.running.remove(name) {
             Some(Running::Namesrv(a)) => {
                 a.do_send(Stop);
@@ -138,6 +153,15 @@ impl Director {
             Some(Running::Client(a)) => {
                 a.do_send(Stop);
                 self.env.obs.world.set_client(name, None);
+            }
+            Some(Running::NacosServer(a, _)) => {
+                a.do_send(Stop);
+                self.env.obs.world.set_nacos_server(name, None);
+            }
+            Some(Running::NacosApp(a)) => a.do_send(Stop),
+            Some(Running::NacosSubscriber(a)) => {
+                a.do_send(Stop);
+                self.env.obs.world.set_nacos_subscriber(name, None);
             }
             None => {}
         }
@@ -167,11 +191,21 @@ impl Director {
         match &event.action {
             Action::Crash(p) => self.stopped(p, ProcStop::Kill),
             Action::HostDown(p) => self.stopped(p, ProcStop::HostDown),
-            Action::Hang(p) => net.hang(node(p)),
-            Action::Resume(p) => net.resume(node(p)),
+            Action::Hang(p) => {
+                net.hang(node(p));
+                self.hung_since.insert(p.clone(), self.env.now());
+            }
+            Action::Resume(p) => {
+                net.resume(node(p));
+                if let Some(since) = self.hung_since.remove(p) {
+                    self.nacos_resumed(p, since);
+                }
+            }
             Action::Shutdown(p) => match self.broker(p) {
                 // A broker's shutdown hook unregisters first; it exits when done.
                 Some(b) => b.do_send(Shutdown),
+                // So does a Nacos application's (it deregisters its instances).
+                None if self.shutdown_nacos(p) => {}
                 None => self.stopped(p, ProcStop::Exit),
             },
             Action::Restart(p) => self.start(p),
@@ -256,6 +290,7 @@ impl Actor for Director {
             .map(|n| (n.name.clone(), n.start))
             .chain(self.scenario.brokers.iter().map(|b| (b.name.clone(), b.start)))
             .chain(self.scenario.clients.iter().map(|c| (c.name.clone(), c.start)))
+            .chain(self.scenario.nacos.starts())
             .collect();
         for (name, at) in starts {
             self.env.after(at.since(SimTime::ZERO), &ctx.address(), StartProcess(name));

@@ -9,11 +9,22 @@
 //! | [`scanner::Scanner`] | `RouteInfoManager::scan_not_active_broker` | `scanNotActiveBroker` task |
 //! | [`batcher::Batcher`] | `rocketmq::batch` | `BatchUnregistrationService` |
 //! | [`route_client::RouteClient`] | `rocketmq::client` | `MQClientInstance` route refresh |
+//! | [`nacos_server::NacosServer`] | `nacos::naming`, `nacos::push` | `InstanceController`, `PushDelayTaskExecuteEngine` |
+//! | [`nacos_health::HealthChecker`] | `nacos::health` | `ClientBeatCheckTaskV2`, `ExpiredClientCleaner` |
+//! | [`nacos_app::NacosApp`] | `nacos::beat`, `nacos::http` | `NacosNamingService`, `BeatReactor`, `NamingProxy` |
+//! | [`nacos_subscriber::NacosSubscriber`] | `nacos::subscriber` | 1.x `HostReactor`, `PushReceiver` |
+//!
+//! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share.
 
 pub mod batcher;
 pub mod broker;
 pub mod director;
 pub mod env;
+pub mod nacos_app;
+pub mod nacos_health;
+pub mod nacos_http;
+pub mod nacos_server;
+pub mod nacos_subscriber;
 pub mod namesrv;
 pub mod network;
 pub mod route_client;

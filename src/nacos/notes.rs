@@ -1,20 +1,238 @@
 //! Nacos trace events and how the timeline words them.
+//!
+//! Each line says what happened and why, in Nacos's own vocabulary, e.g.
+//! `nacos1/health  DEFAULT_GROUP@@orders 10.1.0.1:8080#true: no beat for 19.978s > 15s: unhealthy
+//! (UnhealthyInstanceChecker)`. An ordinary beat — answered 10200, nothing changed — is one
+//! routine event, hidden from the default timeline.
 
+use crate::nacos::http::Failure;
+use crate::nacos::naming::{Change, RegisterSource};
+use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
+use crate::sim::clock::SimDuration;
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
+
+/// Why a client registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisterReason {
+    /// The application registers at start-up.
+    Startup,
+    /// `BeatTask` got `20404` and registers again at once.
+    NotFound,
+}
+
+/// Where a subscriber's new view came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewSource {
+    Push,
+    Poll,
+}
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum NacosNote {}
+pub enum NacosNote {
+    // ---- client: NacosNamingService, BeatReactor, NamingProxy ----
+    Registering { instance: Arc<str>, service: ServiceKey, reason: RegisterReason, first_beat: Option<SimDuration> },
+    Registered { instance: Arc<str>, server: Arc<str> },
+    Beat { instance: Arc<str>, server: Arc<str>, light: bool, code: i32, next: Option<SimDuration> },
+    LightBeats { enabled: bool, server: Arc<str> },
+    AttemptFailed { api: &'static str, server: Arc<str>, failure: Failure, next: Arc<str> },
+    CallFailed { instance: Arc<str>, api: &'static str, failure: Failure, next_beat: Option<SimDuration> },
+    Deregistering { instance: Arc<str> },
+    Deregistered { instance: Arc<str>, server: Option<Arc<str>> },
+    ShutdownComplete,
+
+    // ---- naming server ----
+    InstanceRegistered { service: ServiceKey, client: ClientKey, new_client: bool, source: RegisterSource },
+    InstanceDeregistered { service: ServiceKey, client: ClientKey },
+    BeatNotFound { service: ServiceKey, client: ClientKey },
+    BeatFailed { service: ServiceKey, client: ClientKey, status: u16, message: Arc<str> },
+    HealthyAgain { service: ServiceKey, client: ClientKey, silent: SimDuration },
+    Subscribed { service: ServiceKey, subscriber: ClientKey },
+
+    // ---- health checker ----
+    Unhealthy { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
+    Expired { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
+    ClientRemoved { client: ClientKey, idle: SimDuration, instances: usize, subscriptions: usize },
+
+    // ---- push engine ----
+    Pushed { service: ServiceKey, hosts: usize, healthy: usize, subscribers: usize },
+
+    // ---- subscriber ----
+    ViewChanged { service: ServiceKey, source: ViewSource, server: Arc<str>, view: String },
+    Polled { service: ServiceKey, server: Arc<str>, refresh_only: bool, next: SimDuration },
+    PushUnchanged { service: ServiceKey, server: Arc<str> },
+    PollFailed { service: ServiceKey, failure: Failure, next: SimDuration },
+}
 
 impl NacosNote {
+    /// Routine: a beat answered 10200, a poll or push that changed nothing, a push task with
+    /// nobody to push to.
     pub fn is_routine(&self) -> bool {
-        match *self {}
+        match self {
+            NacosNote::Beat { code, .. } => *code == CODE_OK,
+            NacosNote::Pushed { subscribers, .. } => *subscribers == 0,
+            NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// How the server's and checker's changes read in the trace.
+impl From<Change> for NacosNote {
+    fn from(c: Change) -> Self {
+        match c {
+            Change::Registered { service, client, new_client, source } => {
+                NacosNote::InstanceRegistered { service, client, new_client, source }
+            }
+            Change::Deregistered { service, client } => NacosNote::InstanceDeregistered { service, client },
+            Change::HealthyAgain { service, client, silent } => NacosNote::HealthyAgain { service, client, silent },
+            Change::Unhealthy { service, client, silent, timeout } => {
+                NacosNote::Unhealthy { service, client, silent, timeout }
+            }
+            Change::Expired { service, client, silent, timeout } => {
+                NacosNote::Expired { service, client, silent, timeout }
+            }
+            Change::ClientRemoved { client, idle, published, subscribed } => {
+                NacosNote::ClientRemoved { client, idle, instances: published.len(), subscriptions: subscribed }
+            }
+            Change::Subscribed { service, subscriber } => NacosNote::Subscribed { service, subscriber },
+        }
+    }
+}
+
+impl From<NacosNote> for crate::sim::notes::What {
+    fn from(n: NacosNote) -> Self {
+        crate::sim::notes::What::Nacos(n)
+    }
+}
+
+/// `15s`, `19.978s`, `250ms`.
+fn secs(d: SimDuration) -> String {
+    d.to_string()
+}
+
+fn ms(v: i64) -> String {
+    if v >= 0 {
+        secs(SimDuration(v as u64))
+    } else {
+        format!("{v}ms")
+    }
+}
+
+fn next(d: &Option<SimDuration>) -> String {
+    match d {
+        Some(d) => format!("next beat in {}", secs(*d)),
+        None => "chain stopped, no next beat".into(),
     }
 }
 
 impl fmt::Display for NacosNote {
-    fn fmt(&self, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {}
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use NacosNote::*;
+        match self {
+            Registering { instance, service, reason: RegisterReason::Startup, first_beat } => {
+                let beat = first_beat.map_or(String::new(), |d| format!("addBeatInfo (first beat in {}), ", secs(d)));
+                write!(f, "registerInstance {instance} in {service}: {beat}POST /nacos/v1/ns/instance")
+            }
+            Registering { instance, service, reason: RegisterReason::NotFound, .. } => write!(
+                f,
+                "{instance} in {service}: 20404 RESOURCE_NOT_FOUND -> re-register now with the original metadata"
+            ),
+            Registered { instance, server } => write!(f, "{instance} registered on {server}"),
+            Beat { instance, server, light, code, next: n } => {
+                let kind = if *light { "light beat (no body)" } else { "full beat" };
+                let answer = match *code {
+                    CODE_OK => "10200".to_string(),
+                    CODE_RESOURCE_NOT_FOUND => "20404 RESOURCE_NOT_FOUND".to_string(),
+                    other => other.to_string(),
+                };
+                write!(f, "{instance} {kind} -> {server}: {answer}, {}", next(n))
+            }
+            LightBeats { enabled: true, server } => {
+                write!(f, "{server} answered lightBeatEnabled=true: every beat of this reactor is now light")
+            }
+            LightBeats { enabled: false, server } => {
+                write!(f, "{server} answered lightBeatEnabled=false: this reactor sends full beats again")
+            }
+            AttemptFailed { api, server, failure, next } => {
+                write!(f, "{api} to {server} failed: {failure}; trying {next}")
+            }
+            CallFailed { instance, api, failure, next_beat: Some(d) } => write!(
+                f,
+                "{instance}: {api} failed after all servers tried ({failure}): next beat in {} (no back-off)",
+                secs(*d)
+            ),
+            CallFailed { instance, api, failure, next_beat: None } => {
+                write!(f, "{instance}: {api} failed after all servers tried ({failure})")
+            }
+            Deregistering { instance } => {
+                write!(f, "deregisterInstance {instance}: removeBeatInfo, DELETE /nacos/v1/ns/instance")
+            }
+            Deregistered { instance, server: Some(s) } => write!(f, "{instance} deregistered on {s}"),
+            Deregistered { instance, server: None } => write!(f, "{instance}: deregistration failed on every server"),
+            ShutdownComplete => write!(f, "shutdown complete: process exits"),
+            InstanceRegistered { service, client, new_client, source } => {
+                let how = match source {
+                    RegisterSource::Request => "registerInstance",
+                    RegisterSource::FullBeat => "full beat from an unknown instance: registered from its body",
+                };
+                let new = if *new_client { " (new client, checks every 5s from 5s on)" } else { "" };
+                write!(f, "{service} {client}: {how}, healthy{new}")
+            }
+            InstanceDeregistered { service, client } => write!(f, "{service} {client}: deregistered"),
+            BeatNotFound { service, client } => {
+                write!(f, "{service} {client}: light beat from an unknown instance -> 20404 RESOURCE_NOT_FOUND")
+            }
+            BeatFailed { service, client, status, message } => {
+                write!(f, "{service} {client}: beat -> HTTP {status} {message}")
+            }
+            HealthyAgain { service, client, silent } => write!(
+                f,
+                "{service} {client}: beat after {} of silence -> healthy again (ClientBeatProcessorV2)",
+                secs(*silent)
+            ),
+            Subscribed { service, subscriber } => write!(f, "{service}: UDP subscriber {subscriber} added"),
+            Unhealthy { service, client, silent, timeout } => write!(
+                f,
+                "{service} {client}: no beat for {} > {}: unhealthy (UnhealthyInstanceChecker)",
+                secs(*silent),
+                ms(*timeout)
+            ),
+            Expired { service, client, silent, timeout } => write!(
+                f,
+                "{service} {client}: no beat for {} > {}: deleted (ExpiredInstanceChecker)",
+                secs(*silent),
+                ms(*timeout)
+            ),
+            ClientRemoved { client, idle, instances, subscriptions } => write!(
+                f,
+                "client {client} not updated for {}, {instances} instances, {subscriptions} subscriptions: removed \
+                 (ExpiredClientCleaner)",
+                secs(*idle)
+            ),
+            Pushed { service, hosts, healthy, subscribers } => {
+                let s = if *subscribers == 1 { "" } else { "s" };
+                write!(f, "PushExecuteTask {service}: {hosts} instances ({healthy} healthy) -> {subscribers} UDP subscriber{s}")
+            }
+            ViewChanged { service, source, server, view } => {
+                let how = match source {
+                    ViewSource::Push => "push",
+                    ViewSource::Poll => "poll",
+                };
+                write!(f, "{service} by {how} from {server}: {view}")
+            }
+            Polled { service, server, refresh_only, next: n } => {
+                let what = if *refresh_only { "refreshOnly (a push came since)" } else { "unchanged" };
+                write!(f, "{service} poll to {server}: {what}; next poll in {}", secs(*n))
+            }
+            PushUnchanged { service, server } => write!(f, "{service} push from {server}: unchanged"),
+            PollFailed { service, failure, next: n } => {
+                write!(f, "{service} poll failed ({failure}); next poll in {}", secs(*n))
+            }
+        }
     }
 }

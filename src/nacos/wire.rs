@@ -1,10 +1,102 @@
-//! The Nacos naming HTTP calls the model exchanges.
+//! The Nacos naming HTTP calls the model exchanges (1.x OpenAPI, served by a 2.x server), and the
+//! UDP push.
+//!
+//! Requests travel over the network's keep-alive channels like RocketMQ's remoting calls; every
+//! HTTP request gets exactly one `Reply` (a 2xx body or an HTTP error). Large parts are behind
+//! `Arc`s so a packet is cheap to build and to clone.
+
+use crate::nacos::beat::BeatInfo;
+use crate::nacos::types::{Instance, ServiceInfo, ServiceKey};
+use crate::sim::packet::MsgId;
+use std::sync::Arc;
+
+pub const API_REGISTER: &str = "POST /nacos/v1/ns/instance";
+pub const API_DEREGISTER: &str = "DELETE /nacos/v1/ns/instance";
+pub const API_BEAT: &str = "PUT /nacos/v1/ns/instance/beat";
+pub const API_LIST: &str = "GET /nacos/v1/ns/instance/list";
+
+#[derive(Clone, Debug)]
+pub enum NacosMsg {
+    /// `registerService`: `namespaceId, serviceName (grouped), groupName, clusterName, ip, port,
+    /// weight, enable, healthy, ephemeral, metadata`.
+    Register(Arc<RegisterReq>),
+    /// `deregisterService`: `namespaceId, serviceName, clusterName, ip, port, ephemeral`.
+    Deregister(Arc<DeregisterReq>),
+    /// `sendBeat`: query `namespaceId, serviceName, clusterName, ip, port`, plus a `beat=<json>`
+    /// form body unless the beat is light.
+    Beat(BeatReq),
+    /// `queryList`: `udpPort > 0` also subscribes the caller for UDP pushes on that server.
+    List(ListReq),
+    /// The HTTP response to request `reply_to`.
+    Reply { reply_to: MsgId, answer: Answer },
+    /// A UDP push of a service's current data (`PushExecutorUdpImpl`).
+    Push(Arc<ServiceInfo>),
+}
 
 #[derive(Debug)]
-pub enum NacosMsg {}
+pub struct RegisterReq {
+    pub service: ServiceKey,
+    pub instance: Instance,
+}
+
+#[derive(Debug)]
+pub struct DeregisterReq {
+    pub service: ServiceKey,
+    pub cluster: Arc<str>,
+    pub ip: Arc<str>,
+    pub port: u16,
+}
+
+#[derive(Clone, Debug)]
+pub struct BeatReq {
+    pub service: ServiceKey,
+    pub cluster: Arc<str>,
+    pub ip: Arc<str>,
+    pub port: u16,
+    /// The full beat's body; `None` for a light beat.
+    pub body: Option<Arc<BeatInfo>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ListReq {
+    pub service: ServiceKey,
+    /// `clientIP` and `udpPort`: the subscriber's UDP address (`ip:udpPort#true` client).
+    pub client_ip: Arc<str>,
+    pub udp_port: u16,
+    pub healthy_only: bool,
+}
+
+/// `InstanceController#beat`'s JSON answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BeatReply {
+    pub client_beat_interval: i64,
+    pub code: i32,
+    pub light_beat_enabled: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// `"ok"` (register, deregister).
+    Ok,
+    Beat(BeatReply),
+    List(Arc<ServiceInfo>),
+    /// A non-2xx status: the client's `reqApi` tries the next server.
+    Error {
+        status: u16,
+        message: Arc<str>,
+    },
+}
 
 impl NacosMsg {
+    /// The HTTP method and path (or `UDP push`), for trace lines.
     pub fn kind(&self) -> &'static str {
-        match *self {}
+        match self {
+            NacosMsg::Register(_) => API_REGISTER,
+            NacosMsg::Deregister(_) => API_DEREGISTER,
+            NacosMsg::Beat(_) => API_BEAT,
+            NacosMsg::List(_) => API_LIST,
+            NacosMsg::Reply { .. } => "HTTP response",
+            NacosMsg::Push(_) => "UDP push",
+        }
     }
 }

@@ -71,7 +71,9 @@ fn world_for(scenario: &Scenario) -> World {
             (b.name.clone(), facts)
         })
         .collect();
-    World::new(brokers)
+    let mut world = World::new(brokers);
+    world.set_nacos_instances(scenario.nacos.instance_facts());
+    world
 }
 
 pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {

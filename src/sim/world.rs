@@ -11,6 +11,9 @@ use std::cell::{Ref, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+mod nacos;
+pub use nacos::NacosInstanceFacts;
+
 /// A process's current core, or `None` while it is down. `generation` changes on every swap,
 /// so an observer can tell "same tables, new revision" from "new tables".
 struct Slot<T> {
@@ -37,6 +40,11 @@ pub struct World {
     namesrvs: RefCell<BTreeMap<String, Slot<RouteInfoManager>>>,
     clients: RefCell<BTreeMap<String, Slot<RouteClientCore>>>,
     pub brokers: BTreeMap<String, BrokerFacts>,
+    nacos_servers: RefCell<BTreeMap<String, Slot<crate::nacos::naming::NamingServer>>>,
+    nacos_subscribers: RefCell<BTreeMap<String, Slot<crate::nacos::subscriber::SubscriberCore>>>,
+    /// Static facts about each Nacos instance, by its scenario name, and the way back.
+    nacos_instances: BTreeMap<String, NacosInstanceFacts>,
+    nacos_names: BTreeMap<(crate::nacos::types::ServiceKey, crate::nacos::types::ClientKey), String>,
 }
 
 /// A borrowed core with its generation, or the fact that the process is down.

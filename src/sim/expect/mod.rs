@@ -7,11 +7,13 @@
 //!   in it.
 
 pub mod checker;
+pub mod nacos_subject;
 pub mod subject;
 #[cfg(test)]
 mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};
+pub use nacos_subject::{InstanceState, NacosSubject};
 pub use subject::{RouteWant, Subject};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,5 +1,6 @@
 //! What an expectation is about, and how it is read off the world.
 
+use super::nacos_subject::NacosSubject;
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
@@ -16,6 +17,8 @@ pub enum Subject {
     Live { namesrv: String, broker: String, present: bool },
     /// The broker names a name server lists under a cluster (`clusterAddrTable`).
     Cluster { namesrv: String, cluster: String, brokers: BTreeSet<String> },
+    /// A Nacos instance, service or subscriber view (`super::nacos_subject`).
+    Nacos(NacosSubject),
 }
 
 /// The parts of a route a scenario asserts; `None` fields are not checked.
@@ -72,6 +75,7 @@ impl Subject {
                     Err(Mismatch { expected: format!("cluster {cluster} = {}", list(brokers)), got: list(&got) })
                 }
             }
+            Subject::Nacos(n) => n.check(world),
         }
     }
 
@@ -82,6 +86,7 @@ impl Subject {
                 vec![world.namesrv_revision(namesrv)]
             }
             Subject::Client { client, .. } => vec![world.client_revision(client)],
+            Subject::Nacos(n) => n.revision(world),
         }
     }
 }

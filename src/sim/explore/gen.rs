@@ -195,6 +195,7 @@ fn build(
         timeline,
         expects: Vec::new(),
         invariants: Invariant::ALL.to_vec(),
+        nacos: Default::default(),
     }
 }
 

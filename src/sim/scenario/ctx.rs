@@ -13,6 +13,10 @@ pub enum Kind {
     Namesrv,
     Broker,
     Client,
+    NacosServer,
+    /// A Nacos application process (one `NamingService`, one or more instances).
+    NacosApp,
+    Subscriber,
 }
 
 impl Kind {
@@ -21,6 +25,9 @@ impl Kind {
             Kind::Namesrv => "name server",
             Kind::Broker => "broker",
             Kind::Client => "client",
+            Kind::NacosServer => "Nacos server",
+            Kind::NacosApp => "Nacos instance",
+            Kind::Subscriber => "subscriber",
         }
     }
 
@@ -29,6 +36,9 @@ impl Kind {
             Kind::Namesrv => "[[namesrv]]",
             Kind::Broker => "[[broker]]",
             Kind::Client => "[[client]]",
+            Kind::NacosServer => "[[nacos_server]]",
+            Kind::NacosApp => "[[instance]]",
+            Kind::Subscriber => "[[subscriber]]",
         }
     }
 }

@@ -13,6 +13,7 @@ pub struct Known<'a> {
     pub events: &'a [Placed],
     pub topics: &'a [String],
     pub broker_names: &'a [String],
+    pub nacos: &'a super::nacos::NacosKnown,
 }
 
 pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expectation> {
@@ -83,14 +84,21 @@ fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &[Pl
 }
 
 fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &Known) -> Option<Subject> {
+    let nacos = super::nacos_expect::count(r);
     let count =
-        [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()].iter().filter(|x| **x).count();
+        [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()].iter().filter(|x| **x).count()
+            + nacos;
     if count != 1 {
         return ctx.fail(
             span,
             format!("an expectation needs exactly one subject, found {count}"),
-            Some("one of `route`, `client`, `live`, `cluster`"),
+            Some(
+                "one of `route`, `client`, `live`, `cluster` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)",
+            ),
         );
+    }
+    if nacos == 1 {
+        return super::nacos_expect::subject(ctx, r, known.nacos);
     }
     if let Some(route) = &r.route {
         let rr = route.get_ref();

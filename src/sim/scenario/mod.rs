@@ -7,10 +7,16 @@
 mod ctx;
 mod error;
 mod expects;
+mod nacos;
+mod nacos_expect;
+#[cfg(test)]
+mod nacos_tests;
 mod raw;
+mod raw_nacos;
 mod timeline;
 mod validate;
 mod write;
+mod write_nacos;
 
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
@@ -19,6 +25,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 use crate::sim::invariants::Invariant;
 pub use error::{ScenarioError, ScenarioErrors};
+pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
 use std::path::{Path, PathBuf};
 pub use timeline::describe;
 pub use write::to_toml;
@@ -33,6 +40,8 @@ pub struct Scenario {
     pub namesrvs: Vec<NamesrvSpec>,
     pub brokers: Vec<BrokerSpec>,
     pub clients: Vec<ClientSpec>,
+    /// Nacos naming servers, application processes and subscribers.
+    pub nacos: NacosSpecs,
     pub timeline: Vec<TimedEvent>,
     pub expects: Vec<Expectation>,
     /// Invariants checked at every event (`invariants = [...]` under `[scenario]`).

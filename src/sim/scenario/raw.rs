@@ -23,6 +23,12 @@ pub struct RawScenario {
     #[serde(default)]
     pub client: Vec<S<RawClient>>,
     #[serde(default)]
+    pub nacos_server: Vec<S<super::raw_nacos::RawNacosServer>>,
+    #[serde(default)]
+    pub instance: Vec<S<super::raw_nacos::RawInstance>>,
+    #[serde(default)]
+    pub subscriber: Vec<S<super::raw_nacos::RawSubscriber>>,
+    #[serde(default)]
     pub fault: Vec<S<RawEvent>>,
     #[serde(default)]
     pub action: Vec<S<RawEvent>>,
@@ -217,6 +223,9 @@ pub struct RawExpect {
     pub client: Option<S<RawRoute>>,
     pub live: Option<S<RawLive>>,
     pub cluster: Option<S<RawCluster>>,
+    pub instance: Option<S<super::raw_nacos::RawInstanceSubject>>,
+    pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
+    pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
 }
 
 /// The route claims, for a name server's route (`namesrv`) or a client's view (`client`).

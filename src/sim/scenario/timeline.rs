@@ -9,7 +9,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-const ANY: &[Kind] = &[Kind::Namesrv, Kind::Broker, Kind::Client];
+const ANY: &[Kind] = &[Kind::Namesrv, Kind::Broker, Kind::Client, Kind::NacosServer, Kind::NacosApp, Kind::Subscriber];
 const FAULT_VERBS: &[&str] =
     &["crash", "host_down", "hang", "resume", "shutdown", "restart", "partition", "block", "heal", "loss", "latency"];
 const ACTION_VERBS: &[&str] = &[

@@ -68,9 +68,11 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
     for c in &raw.client {
         ctx.define(&c.get_ref().name, Kind::Client);
     }
+    super::nacos::define_names(ctx, &raw.nacos_server, &raw.instance, &raw.subscriber);
     let namesrvs: Vec<_> = raw.namesrv.into_iter().map(|n| namesrv(ctx, n.into_inner())).collect();
     let brokers: Vec<_> = raw.broker.into_iter().filter_map(|b| broker(ctx, b.into_inner())).collect();
     let topics: Vec<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
+    let nacos = super::nacos::build(ctx, raw.nacos_server, raw.instance, raw.subscriber);
     let placed = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers);
     let mut known_topics = topics;
     known_topics.extend(placed.iter().filter_map(|p| match &p.event.action {
@@ -83,10 +85,17 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         .map(|n| (n.name.clone(), n.start))
         .chain(brokers.iter().map(|b| (b.name.clone(), b.start)))
         .chain(clients.iter().map(|c| (c.name.clone(), c.start)))
+        .chain(nacos.starts())
         .collect();
     super::timeline::check_lifecycles(ctx, &placed, &starts);
     let broker_names: Vec<String> = brokers.iter().map(|b| b.config.broker_name.clone()).collect();
-    let known = super::expects::Known { events: &placed, topics: &known_topics, broker_names: &broker_names };
+    let nacos_known = super::nacos::NacosKnown::from_specs(&nacos);
+    let known = super::expects::Known {
+        events: &placed,
+        topics: &known_topics,
+        broker_names: &broker_names,
+        nacos: &nacos_known,
+    };
     let expects = super::expects::expects(ctx, raw.expect, &known);
     let timeline = placed.into_iter().map(|p| p.event).collect();
     let invariants = invariants(ctx, meta.invariants.as_deref().unwrap_or_default());
@@ -100,6 +109,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         namesrvs,
         brokers,
         clients,
+        nacos,
         timeline,
         expects,
     }

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// A TOML string literal.
-fn q(s: &str) -> String {
+pub(super) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
@@ -26,15 +26,15 @@ fn key(s: &str) -> String {
     }
 }
 
-fn d(x: SimDuration) -> String {
+pub(super) fn d(x: SimDuration) -> String {
     q(&x.to_string())
 }
 
-fn t(x: SimTime) -> String {
+pub(super) fn t(x: SimTime) -> String {
     q(&x.since(SimTime::ZERO).to_string())
 }
 
-fn list(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+pub(super) fn list(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {
     let v: Vec<String> = items.into_iter().map(|s| q(s.as_ref())).collect();
     format!("[{}]", v.join(", "))
 }
@@ -73,6 +73,7 @@ pub fn to_toml(s: &Scenario) -> String {
     for c in &s.clients {
         client(&mut out, c, &all_ns);
     }
+    super::write_nacos::tables(&mut out, &s.nacos);
     for e in &s.timeline {
         event(&mut out, e, &all_ns);
     }
@@ -258,6 +259,7 @@ fn expect(out: &mut String, e: &Expectation) {
         Subject::Cluster { namesrv, cluster, brokers } => {
             format!("cluster = {{ namesrv = {}, cluster = {}, brokers = {} }}", q(namesrv), q(cluster), list(brokers))
         }
+        Subject::Nacos(n) => super::write_nacos::subject(n),
     };
     let _ = writeln!(out, "{subject}");
 }

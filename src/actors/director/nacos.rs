@@ -1,0 +1,119 @@
+//! The director's Nacos part: starting naming servers, applications and subscribers, SIGTERM for
+//! an application, and telling a naming server that it was paused.
+
+use super::{Director, Running};
+use crate::actors::nacos_app::{AppInstance, NacosApp, Shutdown};
+use crate::actors::nacos_health::{HealthChecker, Resumed};
+use crate::actors::nacos_server::NacosServer;
+use crate::actors::nacos_subscriber::NacosSubscriber;
+use crate::nacos::naming::NamingServer;
+use crate::nacos::subscriber::SubscriberCore;
+use crate::sim::ids::NodeId;
+use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Which table a Nacos process comes from, and its position there.
+#[derive(Clone, Copy)]
+pub(super) enum NacosProc {
+    Server(usize),
+    App(usize),
+    Subscriber(usize),
+}
+
+/// Every Nacos process by name.
+pub(super) fn index(scenario: &Scenario) -> BTreeMap<String, NacosProc> {
+    let n = &scenario.nacos;
+    let servers = n.servers.iter().enumerate().map(|(i, s)| (s.name.clone(), NacosProc::Server(i)));
+    let apps = n.apps.iter().enumerate().map(|(i, a)| (a.name.clone(), NacosProc::App(i)));
+    let subs = n.subscribers.iter().enumerate().map(|(i, s)| (s.name.clone(), NacosProc::Subscriber(i)));
+    servers.chain(apps).chain(subs).collect()
+}
+
+impl Director {
+    /// Starts `name` if it is a Nacos process; false if it is not one.
+    pub(super) fn start_nacos(&mut self, name: &str) -> bool {
+        let n = &self.scenario.nacos;
+        match self.nacos.get(name).copied() {
+            Some(NacosProc::Server(i)) => self.start_nacos_server(&n.servers[i].clone()),
+            Some(NacosProc::App(i)) => self.start_nacos_app(&n.apps[i].clone()),
+            Some(NacosProc::Subscriber(i)) => self.start_subscriber(&n.subscribers[i].clone()),
+            None => return false,
+        }
+        true
+    }
+
+    fn nacos_servers(&self, names: &[String]) -> Vec<(Arc<str>, NodeId)> {
+        names.iter().map(|s| (Arc::from(s.as_str()), self.nodes[s])).collect()
+    }
+
+    /// A fresh server: empty tables, its cleaner and push grids from now (a restart forgets all).
+    fn start_nacos_server(&mut self, spec: &NacosServerSpec) {
+        let core = Rc::new(RefCell::new(NamingServer::new(spec.config.clone(), self.env.now())));
+        self.env.obs.world.set_nacos_server(&spec.name, Some(core.clone()));
+        let server_ctx = Context::<NacosServer>::new();
+        let server = server_ctx.address();
+        // The process must be up before any of its actors sets a timer.
+        let env = self.start_process(&spec.name, Some(server.clone().recipient()));
+        let checker = HealthChecker::new(env.part("health"), core.clone(), server.clone()).start();
+        let mut actor = NacosServer::new(env, core, spec.push_delay);
+        actor.set_checker(checker.clone());
+        server_ctx.run(actor);
+        self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
+    }
+
+    /// The application starts; each instance registers at its offset from now.
+    fn start_nacos_app(&mut self, spec: &NacosAppSpec) {
+        let instances = spec
+            .instances
+            .iter()
+            .map(|i| AppInstance {
+                name: Arc::from(i.name.as_str()),
+                service: i.service.clone(),
+                instance: i.instance.clone(),
+                offset: i.start.since(spec.start),
+                period: i.period,
+            })
+            .collect();
+        let servers = self.nacos_servers(&spec.servers);
+        let ctx = Context::<NacosApp>::new();
+        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+        let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, instances));
+        self.running.insert(spec.name.clone(), Running::NacosApp(addr));
+    }
+
+    fn start_subscriber(&mut self, spec: &SubscriberSpec) {
+        let core = Rc::new(RefCell::new(SubscriberCore::new()));
+        self.env.obs.world.set_nacos_subscriber(&spec.name, Some(core.clone()));
+        let servers = self.nacos_servers(&spec.servers);
+        let ctx = Context::<NacosSubscriber>::new();
+        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+        let udp = (Arc::from(spec.ip.as_str()), spec.udp_port);
+        let actor = NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp);
+        self.running.insert(spec.name.clone(), Running::NacosSubscriber(ctx.run(actor)));
+    }
+
+    /// SIGTERM for a Nacos application: its shutdown hook deregisters first. False if `name` is
+    /// not a running application.
+    pub(super) fn shutdown_nacos(&self, name: &str) -> bool {
+        match self.running.get(name) {
+            Some(Running::NacosApp(a)) => {
+                a.do_send(Shutdown);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// SIGCONT for a process stopped since `since`: a naming server's fixed-delay tasks (beat
+    /// checks, cleaner, push engine) run what fell due and re-phase, as a JVM's do after a pause.
+    /// The checker hears it before the server handles its buffered requests.
+    pub(super) fn nacos_resumed(&self, name: &str, since: crate::sim::clock::SimTime) {
+        if let Some(Running::NacosServer(_, checker)) = self.running.get(name) {
+            checker.do_send(Resumed { since });
+        }
+    }
+}

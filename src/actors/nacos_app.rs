@@ -1,0 +1,283 @@
+//! The Nacos client application actor: one process with one `NacosNamingService` — one
+//! `BeatReactor`, one server list — registering one or more ephemeral instances.
+//!
+//! Each instance registers at its start offset (`registerInstance`: `addBeatInfo`, then `POST`),
+//! and its `BeatTask` chain sends a beat one period later and then after each answer or failure,
+//! as `nacos::beat::BeatReactor` decides. A `20404` answer re-registers at once and the next beat
+//! is scheduled when that registration returns. SIGTERM deregisters every instance in turn
+//! (`removeBeatInfo`, then `DELETE`) and exits. Several instances in one process share the
+//! reactor's light-beat flag: that is how "light beats are reactor-wide" shows.
+
+use crate::actors::env::{Env, Stop};
+use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
+use crate::actors::network::Stop as ProcStop;
+use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
+use crate::nacos::notes::{NacosNote, RegisterReason};
+use crate::nacos::types::{Instance, ServiceKey};
+use crate::nacos::wire::{Answer, BeatReq, DeregisterReq, NacosMsg, RegisterReq};
+use crate::sim::clock::SimDuration;
+use crate::sim::ids::NodeId;
+use crate::sim::packet::Packet;
+use actix::prelude::*;
+use std::sync::Arc;
+
+/// One instance the application registers.
+#[derive(Clone, Debug)]
+pub struct AppInstance {
+    /// The scenario's name for it, used in the trace.
+    pub name: Arc<str>,
+    pub service: ServiceKey,
+    pub instance: Instance,
+    /// When it registers, counted from the process start.
+    pub offset: SimDuration,
+    /// `getInstanceHeartBeatInterval()`, as the client reads the metadata.
+    pub period: SimDuration,
+}
+
+/// What an HTTP call is for.
+enum Purpose {
+    /// `then`: the beat chain to resume when this (20404) registration returns.
+    Register {
+        idx: usize,
+        then: Option<(TaskId, SimDuration)>,
+    },
+    Beat {
+        idx: usize,
+        task: TaskId,
+        info: Arc<BeatInfo>,
+        light: bool,
+    },
+    Deregister {
+        idx: usize,
+    },
+}
+
+pub struct NacosApp {
+    env: Env,
+    reactor: BeatReactor,
+    http: HttpClient<Purpose>,
+    instances: Vec<AppInstance>,
+    registered: Vec<bool>,
+    /// During shutdown: the next instance to deregister.
+    shutdown: Option<usize>,
+}
+
+impl NacosApp {
+    /// `servers` is the `NamingService`'s server list; `read_timeout` its `rtimeout`.
+    pub fn new(
+        env: Env,
+        servers: Vec<(Arc<str>, NodeId)>,
+        read_timeout: SimDuration,
+        instances: Vec<AppInstance>,
+    ) -> Self {
+        let registered = vec![false; instances.len()];
+        let http = HttpClient::new(env.clone(), servers, read_timeout);
+        NacosApp { env, reactor: BeatReactor::new(), http, instances, registered, shutdown: None }
+    }
+
+    fn register(
+        &mut self,
+        idx: usize,
+        instance: Instance,
+        then: Option<(TaskId, SimDuration)>,
+        ctx: &mut Context<Self>,
+    ) {
+        let service = self.instances[idx].service.clone();
+        let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
+        if let Some(o) = self.http.call(Purpose::Register { idx, then }, msg, &ctx.address()) {
+            self.outcome(o, ctx);
+        }
+    }
+
+    fn schedule_beat(&self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
+        self.env.after(delay, &ctx.address(), BeatDue { idx, task });
+    }
+
+    fn outcome(&mut self, outcome: Outcome<Purpose>, ctx: &mut Context<Self>) {
+        match outcome {
+            Outcome::Answered { purpose: Purpose::Beat { idx, task, info, light }, server, answer } => {
+                let Answer::Beat(reply) = answer else { return };
+                let after = self.reactor.on_answer(task, &info, &reply);
+                if let Some(enabled) = after.light_changed {
+                    self.env.record(NacosNote::LightBeats { enabled, server: server.clone() });
+                }
+                let instance = self.instances[idx].name.clone();
+                self.env.record(NacosNote::Beat { instance, server, light, code: reply.code, next: after.next });
+                match after.reregister {
+                    Some(again) => {
+                        self.record_registering(idx, RegisterReason::NotFound, None);
+                        self.register(idx, again, after.next.map(|d| (task, d)), ctx);
+                    }
+                    None => {
+                        if let Some(d) = after.next {
+                            self.schedule_beat(idx, task, d, ctx);
+                        }
+                    }
+                }
+            }
+            Outcome::Answered { purpose: Purpose::Register { idx, then }, server, .. } => {
+                self.env.record(NacosNote::Registered { instance: self.instances[idx].name.clone(), server });
+                if let Some((task, d)) = then {
+                    self.schedule_beat(idx, task, d, ctx);
+                }
+            }
+            Outcome::Answered { purpose: Purpose::Deregister { idx }, server, .. } => {
+                self.env.record(NacosNote::Deregistered {
+                    instance: self.instances[idx].name.clone(),
+                    server: Some(server),
+                });
+                self.deregister_next(ctx);
+            }
+            Outcome::Failed { purpose: Purpose::Beat { idx, task, info, .. }, api, failure } => {
+                let next_beat = self.reactor.on_failure(task, &info);
+                let instance = self.instances[idx].name.clone();
+                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
+                if let Some(d) = next_beat {
+                    self.schedule_beat(idx, task, d, ctx);
+                }
+            }
+            Outcome::Failed { purpose: Purpose::Register { idx, then }, api, failure } => {
+                // The BeatTask ignores a failed re-registration and carries on.
+                let instance = self.instances[idx].name.clone();
+                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat: then.map(|(_, d)| d) });
+                if let Some((task, d)) = then {
+                    self.schedule_beat(idx, task, d, ctx);
+                }
+            }
+            Outcome::Failed { purpose: Purpose::Deregister { idx }, .. } => {
+                self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name.clone(), server: None });
+                self.deregister_next(ctx);
+            }
+        }
+    }
+
+    fn record_registering(&self, idx: usize, reason: RegisterReason, first_beat: Option<SimDuration>) {
+        let i = &self.instances[idx];
+        self.env.record(NacosNote::Registering {
+            instance: i.name.clone(),
+            service: i.service.clone(),
+            reason,
+            first_beat,
+        });
+    }
+
+    /// Deregisters the next registered instance, or exits when none is left.
+    fn deregister_next(&mut self, ctx: &mut Context<Self>) {
+        let Some(from) = self.shutdown else { return };
+        let Some(idx) = (from..self.instances.len()).find(|i| self.registered[*i]) else {
+            self.env.record(NacosNote::ShutdownComplete);
+            self.env.net.stop_process(self.env.node, ProcStop::Exit);
+            ctx.stop();
+            return;
+        };
+        self.shutdown = Some(idx + 1);
+        let i = &self.instances[idx];
+        self.env.record(NacosNote::Deregistering { instance: i.name.clone() });
+        let (ip, port) = (i.instance.ip.clone(), i.instance.port);
+        self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
+        let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
+        let msg = NacosMsg::Deregister(Arc::new(req));
+        if let Some(o) = self.http.call(Purpose::Deregister { idx }, msg, &ctx.address()) {
+            self.outcome(o, ctx);
+        }
+    }
+}
+
+impl Actor for NacosApp {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        for (idx, i) in self.instances.iter().enumerate() {
+            self.env.after(i.offset, &ctx.address(), RegisterNow(idx));
+        }
+    }
+}
+
+/// `registerInstance` for one instance.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RegisterNow(usize);
+
+impl Handler<RegisterNow> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, RegisterNow(idx): RegisterNow, ctx: &mut Context<Self>) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        self.registered[idx] = true;
+        let i = &self.instances[idx];
+        let info = Arc::new(BeatInfo::new(i.service.clone(), &i.instance, i.period));
+        let (task, first) = self.reactor.add_beat_info(info);
+        self.schedule_beat(idx, task, first, ctx);
+        self.record_registering(idx, RegisterReason::Startup, Some(first));
+        let instance = self.instances[idx].instance.clone();
+        self.register(idx, instance, None, ctx);
+    }
+}
+
+/// A `BeatTask` run.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct BeatDue {
+    idx: usize,
+    task: TaskId,
+}
+
+impl Handler<BeatDue> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, BeatDue { idx, task }: BeatDue, ctx: &mut Context<Self>) {
+        let Some(beat) = self.reactor.beat(task) else { return };
+        let info = beat.info;
+        let req = BeatReq {
+            service: info.service.clone(),
+            cluster: info.cluster.clone(),
+            ip: info.ip.clone(),
+            port: info.port,
+            body: (!beat.light).then(|| info.clone()),
+        };
+        let purpose = Purpose::Beat { idx, task, info, light: beat.light };
+        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), &ctx.address()) {
+            self.outcome(o, ctx);
+        }
+    }
+}
+
+impl Handler<Packet> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        for o in self.http.on_packet(&p, &ctx.address()) {
+            self.outcome(o, ctx);
+        }
+    }
+}
+
+impl Handler<ReadTimeouts> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
+        for o in self.http.on_read_timeouts(&ctx.address()) {
+            self.outcome(o, ctx);
+        }
+    }
+}
+
+/// SIGTERM: the shutdown hook deregisters every instance, then the process exits.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+impl Handler<Shutdown> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
+        if self.shutdown.is_none() {
+            self.shutdown = Some(0);
+            self.deregister_next(ctx);
+        }
+    }
+}
+
+impl Handler<Stop> for NacosApp {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

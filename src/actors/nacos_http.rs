@@ -1,0 +1,174 @@
+//! The Nacos client's HTTP plumbing, shared by the instance and subscriber actors (not an actor).
+//!
+//! `call` is `NamingProxy#reqApi`: a random start server per call, from the run's seeded RNG,
+//! then each server once. A request goes over the process's keep-alive channel to that server
+//! (opened if needed). An attempt ends with the answer, a connect failure notice from the
+//! network, the channel closing under it, or the read timeout — after which the channel is closed,
+//! as the JDK discards a connection whose read timed out. A failed attempt moves on to the next
+//! server at once; the caller hears only the final outcome.
+
+use crate::actors::env::Env;
+use crate::actors::network::TimerId;
+use crate::nacos::http::{Attempt, Failure, InFlight, ReqApi};
+use crate::nacos::notes::NacosNote;
+use crate::nacos::wire::{Answer, NacosMsg};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::NodeId;
+use crate::sim::network::ConnectFailure;
+use crate::sim::packet::{Body, Notice, Packet};
+use actix::prelude::*;
+use std::sync::Arc;
+
+/// One `reqApi` call in progress.
+pub struct Call<P> {
+    purpose: P,
+    msg: NacosMsg,
+    api: ReqApi,
+}
+
+/// How a call ended.
+pub enum Outcome<P> {
+    /// A 2xx answer from `server`.
+    Answered { purpose: P, server: Arc<str>, answer: Answer },
+    /// Every server failed; `failure` is the last one's reason.
+    Failed { purpose: P, api: &'static str, failure: Failure },
+}
+
+/// The read-timeout alarm of a process's HTTP client.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ReadTimeouts;
+
+pub struct HttpClient<P> {
+    env: Env,
+    servers: Vec<(Arc<str>, NodeId)>,
+    read_timeout: SimDuration,
+    inflight: InFlight<Call<P>>,
+    timer: Option<(SimTime, TimerId)>,
+}
+
+impl<P> HttpClient<P> {
+    pub fn new(env: Env, servers: Vec<(Arc<str>, NodeId)>, read_timeout: SimDuration) -> Self {
+        HttpClient { env, servers, read_timeout, inflight: InFlight::default(), timer: None }
+    }
+
+    /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
+    /// with no server configured: then it fails at once ("no server available").
+    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, addr: &Addr<A>) -> Option<Outcome<P>>
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        let n = self.servers.len();
+        // `new Random(System.currentTimeMillis()).nextInt(size)`: with one server there is
+        // nothing to draw, so no randomness is consumed.
+        let start = if n > 1 { self.env.net.with_rng(|r| r.index(n)) } else { 0 };
+        let call = Call { purpose, msg, api: ReqApi::new(n, start) };
+        let api = call.msg.kind();
+        let failure = Failure::Http { status: 400, message: Arc::from("no server available") };
+        self.attempt(call, addr).map(|call| Outcome::Failed { purpose: call.purpose, api, failure })
+    }
+
+    /// Sends `call` to its next server; gives the call back when none is left.
+    fn attempt<A>(&mut self, mut call: Call<P>, addr: &Addr<A>) -> Option<Call<P>>
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        let Some(server) = call.api.next_server() else { return Some(call) };
+        let node = self.servers[server].1;
+        let id = self.env.send(node, Body::Nacos(call.msg.clone()));
+        // A connect that failed leaves no channel: its notice ends the attempt instead.
+        let channel = self.env.net.current_channel(self.env.node, node);
+        let deadline = channel.map(|_| self.env.now() + self.read_timeout);
+        self.inflight.insert(id, Attempt { call, server, channel, deadline });
+        self.arm(addr);
+        None
+    }
+
+    fn arm<A>(&mut self, addr: &Addr<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        let Some(at) = self.inflight.next_deadline() else { return };
+        if self.timer.is_some_and(|(armed, _)| armed <= at) {
+            return;
+        }
+        if let Some((_, old)) = self.timer.take() {
+            self.env.net.cancel(old);
+        }
+        self.timer = Some((at, self.env.after(at.since(self.env.now()), addr, ReadTimeouts)));
+    }
+
+    /// One attempt failed: trace it and try the next server, or report the call failed.
+    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, addr: &Addr<A>, out: &mut Vec<Outcome<P>>)
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        let Attempt { call, server, .. } = attempt;
+        let api = call.msg.kind();
+        // The last server's failure is reported with the call's outcome; earlier ones here.
+        if let Some(next) = call.api.clone().next_server().map(|i| self.servers[i].0.clone()) {
+            let server = self.servers[server].0.clone();
+            self.env.record(NacosNote::AttemptFailed { api, server, failure: failure.clone(), next });
+        }
+        if let Some(call) = self.attempt(call, addr) {
+            out.push(Outcome::Failed { purpose: call.purpose, api, failure });
+        }
+    }
+
+    /// A packet for this process: an answer, or a network notice about one of our requests.
+    pub fn on_packet<A>(&mut self, p: &Packet, addr: &Addr<A>) -> Vec<Outcome<P>>
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        let mut out = Vec::new();
+        match &p.body {
+            Body::Nacos(NacosMsg::Reply { reply_to, answer }) => {
+                // An answer after the read timeout finds nothing: the call moved on.
+                let Some(attempt) = self.inflight.take(*reply_to) else { return out };
+                match answer {
+                    Answer::Error { status, message } => {
+                        let failure = Failure::Http { status: *status, message: message.clone() };
+                        self.failed(attempt, failure, addr, &mut out);
+                    }
+                    answer => {
+                        let server = self.servers[attempt.server].0.clone();
+                        out.push(Outcome::Answered { purpose: attempt.call.purpose, server, answer: answer.clone() });
+                    }
+                }
+            }
+            Body::Notice(Notice::SendFailed { msg, reason, .. }) => {
+                if let Some(attempt) = self.inflight.take(*msg) {
+                    let failure = match reason {
+                        ConnectFailure::Refused => Failure::Refused,
+                        ConnectFailure::TimedOut => Failure::ConnectTimeout,
+                    };
+                    self.failed(attempt, failure, addr, &mut out);
+                }
+            }
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => {
+                for (_, attempt) in self.inflight.on_channel(*channel) {
+                    self.failed(attempt, Failure::Closed, addr, &mut out);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The alarm rang: every attempt past its read deadline fails and its channel is closed.
+    pub fn on_read_timeouts<A>(&mut self, addr: &Addr<A>) -> Vec<Outcome<P>>
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+    {
+        self.timer = None;
+        let mut out = Vec::new();
+        for (_, attempt) in self.inflight.expired(self.env.now()) {
+            if let Some(channel) = attempt.channel {
+                self.env.net.close(self.env.node, channel, "read timed out");
+            }
+            self.failed(attempt, Failure::ReadTimeout, addr, &mut out);
+        }
+        self.arm(addr);
+        out
+    }
+}

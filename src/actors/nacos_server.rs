@@ -1,0 +1,251 @@
+//! The Nacos naming server actor: `InstanceController` in front of the 2.x ephemeral client
+//! model, and the push engine that tells UDP subscribers.
+//!
+//! It is the server's network endpoint. Registrations, deregistrations, beats and list queries go
+//! to `nacos::naming::NamingServer` and are answered at once. Every change the core reports
+//! becomes a trace line and a `PushDelayTask`; the merged tasks run on the push engine's 100 ms
+//! grid, at least 500 ms later, and each sends the service's current data to its subscribers. The
+//! beat checks run in a second actor, `nacos_health::HealthChecker`, over the same core — as
+//! Nacos runs them on another thread over the same objects.
+
+use crate::actors::env::{Env, Stop};
+use crate::actors::nacos_health::{HealthChecker, Rearm};
+use crate::actors::network::TimerId;
+use crate::nacos::naming::{Change, NamingServer};
+use crate::nacos::notes::NacosNote;
+use crate::nacos::push::{PushEngine, Targets};
+use crate::nacos::types::{ClientKey, ServiceInfo, CODE_RESOURCE_NOT_FOUND};
+use crate::nacos::wire::{Answer, NacosMsg};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::NodeId;
+use crate::sim::packet::{Body, Packet};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+pub struct NacosServer {
+    env: Env,
+    push_env: Env,
+    core: Rc<RefCell<NamingServer>>,
+    checker: Option<Addr<HealthChecker>>,
+    push: PushEngine,
+    push_timer: Option<(SimTime, TimerId)>,
+    /// Where each UDP subscriber (`clientIP:udpPort`) lives, learned from its list queries.
+    udp: BTreeMap<ClientKey, NodeId>,
+}
+
+impl NacosServer {
+    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, push_delay: SimDuration) -> Self {
+        let push = PushEngine::new(env.now(), push_delay.millis());
+        NacosServer {
+            push_env: env.part("push"),
+            env,
+            core,
+            checker: None,
+            push,
+            push_timer: None,
+            udp: BTreeMap::new(),
+        }
+    }
+
+    /// The checker is started after the server (it needs the server's address).
+    pub fn set_checker(&mut self, checker: Addr<HealthChecker>) {
+        self.checker = Some(checker);
+    }
+
+    fn reply(&self, p: &Packet, answer: Answer) {
+        self.env.send_on(p.channel, Body::Nacos(NacosMsg::Reply { reply_to: p.id, answer }));
+    }
+
+    /// Traces the changes, queues their pushes, and wakes the checker if a client became due
+    /// earlier than it planned to wake.
+    fn changed(&mut self, changes: Vec<Change>, ctx: &mut Context<Self>) {
+        for change in changes {
+            self.queue_pushes(&change);
+            self.env.record(NacosNote::from(change));
+        }
+        self.rearm_push(ctx);
+        self.wake_checker();
+    }
+
+    fn queue_pushes(&mut self, change: &Change) {
+        let now = self.env.now();
+        for service in change.changed_services() {
+            self.push.add(service, Targets::All, now);
+        }
+        if let Change::Subscribed { service, subscriber } = change {
+            self.push.add(service, Targets::Clients([subscriber.clone()].into()), now);
+        }
+    }
+
+    fn wake_checker(&self) {
+        if self.core.borrow().wake_earlier() {
+            if let Some(checker) = &self.checker {
+                checker.do_send(Rearm);
+            }
+        }
+    }
+
+    fn rearm_push(&mut self, ctx: &mut Context<Self>) {
+        let Some(at) = self.push.next_wake() else { return };
+        if self.push_timer.is_some_and(|(armed, _)| armed <= at) {
+            return;
+        }
+        if let Some((_, old)) = self.push_timer.take() {
+            self.env.net.cancel(old);
+        }
+        let timer = self.env.after(at.since(self.env.now()), &ctx.address(), PushTick);
+        self.push_timer = Some((at, timer));
+    }
+
+    /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
+    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets) {
+        let now = self.env.now();
+        let (data, subscribers) = {
+            let mut core = self.core.borrow_mut();
+            let data = core.push_data(now, service);
+            let subscribers: Vec<ClientKey> = match targets {
+                Targets::All => core.subscribers_of(service).cloned().collect(),
+                Targets::Clients(set) => core.subscribers_of(service).filter(|c| set.contains(*c)).cloned().collect(),
+            };
+            (data, subscribers)
+        };
+        // Pushes select enabled instances only (`selectInstancesWithHealthyProtection`).
+        let data = if data.hosts.iter().all(|h| h.enabled) {
+            data
+        } else {
+            let hosts = data.hosts.iter().filter(|h| h.enabled).cloned().collect();
+            Arc::new(ServiceInfo { hosts, ..(*data).clone() })
+        };
+        let healthy = data.hosts.iter().filter(|h| h.healthy).count();
+        for subscriber in &subscribers {
+            if let Some(node) = self.udp.get(subscriber) {
+                self.push_env.send(*node, Body::Nacos(NacosMsg::Push(data.clone())));
+            }
+        }
+        self.push_env.record(NacosNote::Pushed {
+            service: service.clone(),
+            hosts: data.hosts.len(),
+            healthy,
+            subscribers: subscribers.len(),
+        });
+    }
+}
+
+impl Actor for NacosServer {
+    type Context = Context<Self>;
+}
+
+impl Handler<Packet> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        let Body::Nacos(msg) = &p.body else { return };
+        let now = self.env.now();
+        let changes = match msg {
+            NacosMsg::Register(req) => {
+                let source = crate::nacos::naming::RegisterSource::Request;
+                let changes = self.core.borrow_mut().register(now, &req.service, &req.instance, source);
+                self.reply(&p, Answer::Ok);
+                changes
+            }
+            NacosMsg::Deregister(req) => {
+                let changes = self.core.borrow_mut().deregister(now, req);
+                self.reply(&p, Answer::Ok);
+                changes
+            }
+            NacosMsg::Beat(req) => {
+                let (answer, changes) = self.core.borrow_mut().handle_beat(now, req);
+                let client = || ClientKey::new(&req.ip, req.port);
+                match &answer {
+                    Answer::Beat(r) if r.code == CODE_RESOURCE_NOT_FOUND => {
+                        self.env.record(NacosNote::BeatNotFound { service: req.service.clone(), client: client() })
+                    }
+                    Answer::Error { status, message } => self.env.record(NacosNote::BeatFailed {
+                        service: req.service.clone(),
+                        client: client(),
+                        status: *status,
+                        message: message.clone(),
+                    }),
+                    _ => {}
+                }
+                self.reply(&p, answer);
+                changes
+            }
+            NacosMsg::List(req) => {
+                self.udp.insert(ClientKey::new(&req.client_ip, req.udp_port), p.from);
+                let (info, changes) = self.core.borrow_mut().list(now, req);
+                self.reply(&p, Answer::List(info));
+                changes
+            }
+            // Replies and pushes are not for a server; failed UDP sends are not reported.
+            NacosMsg::Reply { .. } | NacosMsg::Push(_) => return,
+        };
+        if !changes.is_empty() {
+            self.changed(changes, ctx);
+        } else {
+            self.wake_checker();
+        }
+    }
+}
+
+/// Changes found by the health checker: they need pushes like the server's own.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Publish(pub Vec<Change>);
+
+impl Handler<Publish> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, Publish(changes): Publish, ctx: &mut Context<Self>) {
+        for change in &changes {
+            self.queue_pushes(change);
+        }
+        self.rearm_push(ctx);
+    }
+}
+
+/// A poll of the push engine that has ripe tasks.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct PushTick;
+
+impl Handler<PushTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: PushTick, ctx: &mut Context<Self>) {
+        self.push_timer = None;
+        for (service, targets) in self.push.take_ripe(self.env.now()) {
+            self.push_service(&service, targets);
+        }
+        self.rearm_push(ctx);
+    }
+}
+
+/// The JVM was stopped since `since` and runs again: the push engine's fixed-delay poll
+/// re-phases (sent by the health checker, which handles the rest of the resume).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PushResumed {
+    pub since: SimTime,
+}
+
+impl Handler<PushResumed> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, PushResumed { since }: PushResumed, ctx: &mut Context<Self>) {
+        self.push.resume(since, self.env.now());
+        if let Some((_, old)) = self.push_timer.take() {
+            self.env.net.cancel(old);
+        }
+        self.rearm_push(ctx);
+    }
+}
+
+impl Handler<Stop> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        if let Some(checker) = &self.checker {
+            checker.do_send(Stop);
+        }
+        ctx.stop();
+    }
+}

@@ -1,0 +1,281 @@
+//! The client SDK's `BeatReactor` and `BeatTask` (1.4.8 `client/.../naming/beat`), pure.
+//!
+//! One reactor per `NamingService`, i.e. per application process. It keeps `dom2Beat`, one
+//! `BeatInfo` per registered ephemeral instance, and **one reactor-wide** `lightBeatEnabled` flag.
+//! A `BeatTask` is a one-shot delayed task that reschedules itself in its `finally` block, so:
+//!
+//! * the first beat goes out one period *after* `addBeatInfo`, not at registration;
+//! * the next delay is counted from the *end* of the previous run (request time included);
+//! * after a successful answer the next delay is the server's `clientBeatInterval` when it is
+//!   > 0, for that one cycle only (`beatInfo.period` is never overwritten), else the period;
+//! * after any failure the next delay is the period: no back-off and no fast retry;
+//! * a `20404` answer re-registers at once, inside the same run, with the `BeatInfo`'s original
+//!   metadata and weight (#6042: a server-side metadata edit is overwritten), and the next beat
+//!   is scheduled only after that registration call returns.
+//!
+//! The actor performs the HTTP calls; this core decides what to send and what follows.
+
+use crate::nacos::types::{Instance, Metadata, ServiceKey};
+use crate::nacos::wire::BeatReply;
+use crate::sim::clock::SimDuration;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A `BeatInfo`: what a full beat's `beat=<json>` body carries.
+#[derive(Debug, PartialEq)]
+pub struct BeatInfo {
+    /// The namespace of the reactor's `NamingService` plus `serviceName` (the grouped name).
+    pub service: ServiceKey,
+    pub ip: Arc<str>,
+    pub port: u16,
+    pub weight: f64,
+    pub cluster: Arc<str>,
+    pub metadata: Arc<Metadata>,
+    /// `instance.getInstanceHeartBeatInterval()`, fixed when the `BeatInfo` is built.
+    pub period: SimDuration,
+}
+
+impl BeatInfo {
+    /// `BeatReactor#buildBeatInfo`; `period` is the client's reading of
+    /// `preserved.heart.beat.interval` (see `types::client_beat_interval`).
+    pub fn new(service: ServiceKey, instance: &Instance, period: SimDuration) -> Self {
+        BeatInfo {
+            service,
+            ip: instance.ip.clone(),
+            port: instance.port,
+            weight: instance.weight,
+            cluster: instance.cluster.clone(),
+            metadata: instance.metadata.clone(),
+            period,
+        }
+    }
+
+    /// The instance `BeatTask` rebuilds on `20404`: healthy, enabled, ephemeral, and the
+    /// register-time metadata and weight.
+    pub fn to_instance(&self) -> Instance {
+        Instance {
+            ip: self.ip.clone(),
+            port: self.port,
+            weight: self.weight,
+            cluster: self.cluster.clone(),
+            metadata: self.metadata.clone(),
+            healthy: true,
+            enabled: true,
+        }
+    }
+}
+
+/// `dom2Beat`'s key, `serviceName#ip#port`: the cluster is not part of it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BeatKey {
+    pub grouped: Arc<str>,
+    pub ip: Arc<str>,
+    pub port: u16,
+}
+
+/// One scheduled `BeatTask` chain. A new `BeatInfo` for the same key starts a new chain and stops
+/// the old one (the Java `stopped` flag lives on the `BeatInfo` object; ids play that part here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TaskId(pub u64);
+
+/// A beat to send now.
+#[derive(Clone, Debug)]
+pub struct Beat {
+    pub info: Arc<BeatInfo>,
+    /// Send without a body (the reactor-wide flag as it is *now*).
+    pub light: bool,
+}
+
+/// What follows a beat answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AfterBeat {
+    /// Delay until this chain's next beat, or `None` when the chain was stopped meanwhile.
+    pub next: Option<SimDuration>,
+    /// The answer was `20404`: register this instance now, then schedule `next`.
+    pub reregister: Option<Instance>,
+    /// The reactor-wide light flag changed to this value.
+    pub light_changed: Option<bool>,
+}
+
+#[derive(Default)]
+pub struct BeatReactor {
+    dom2beat: BTreeMap<BeatKey, TaskId>,
+    live: BTreeMap<TaskId, Arc<BeatInfo>>,
+    /// `BeatReactor.lightBeatEnabled`: starts false, so a fresh reactor's first beat is full.
+    light_beat_enabled: bool,
+    next_task: u64,
+}
+
+impl BeatReactor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `addBeatInfo`: replaces (and stops) any chain for the same key and starts a new one whose
+    /// first beat is due one `period` from now.
+    pub fn add_beat_info(&mut self, info: Arc<BeatInfo>) -> (TaskId, SimDuration) {
+        let key = BeatKey { grouped: info.service.grouped.clone(), ip: info.ip.clone(), port: info.port };
+        self.next_task += 1;
+        let task = TaskId(self.next_task);
+        if let Some(old) = self.dom2beat.insert(key, task) {
+            self.live.remove(&old);
+        }
+        let period = info.period;
+        self.live.insert(task, info);
+        (task, period)
+    }
+
+    /// `removeBeatInfo`: stops the chain. A beat already in flight still completes, and its answer
+    /// can still re-register the instance (#1733, #9746).
+    pub fn remove_beat_info(&mut self, grouped: &Arc<str>, ip: &Arc<str>, port: u16) -> bool {
+        let key = BeatKey { grouped: grouped.clone(), ip: ip.clone(), port };
+        match self.dom2beat.remove(&key) {
+            Some(task) => self.live.remove(&task).is_some(),
+            None => false,
+        }
+    }
+
+    /// `BeatTask.run()` begins: `None` when the chain was stopped (the task just returns).
+    pub fn beat(&self, task: TaskId) -> Option<Beat> {
+        let info = self.live.get(&task)?;
+        Some(Beat { info: info.clone(), light: self.light_beat_enabled })
+    }
+
+    /// A 2xx answer to a beat sent by chain `task` for `info`.
+    pub fn on_answer(&mut self, task: TaskId, info: &BeatInfo, reply: &BeatReply) -> AfterBeat {
+        // Any answer sets the flag, reactor-wide: a missing field reads as false.
+        let light_changed = (reply.light_beat_enabled != self.light_beat_enabled).then_some(reply.light_beat_enabled);
+        self.light_beat_enabled = reply.light_beat_enabled;
+        let next =
+            if reply.client_beat_interval > 0 { SimDuration(reply.client_beat_interval as u64) } else { info.period };
+        let reregister = (reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND).then(|| info.to_instance());
+        AfterBeat { next: self.live.contains_key(&task).then_some(next), reregister, light_changed }
+    }
+
+    /// Every server failed (connect error, HTTP error, read timeout): the next beat follows one
+    /// period later. `None` when the chain was stopped meanwhile.
+    pub fn on_failure(&self, task: TaskId, info: &BeatInfo) -> Option<SimDuration> {
+        self.live.contains_key(&task).then_some(info.period)
+    }
+
+    pub fn light_beat_enabled(&self) -> bool {
+        self.light_beat_enabled
+    }
+
+    /// Number of instances with a live beat chain.
+    pub fn len(&self) -> usize {
+        self.dom2beat.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dom2beat.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nacos::types::{CODE_OK, CODE_RESOURCE_NOT_FOUND};
+
+    fn info(name: &str, port: u16, period: u64) -> Arc<BeatInfo> {
+        let instance = Instance {
+            ip: Arc::from("10.0.0.1"),
+            port,
+            weight: 1.0,
+            cluster: Arc::from("DEFAULT"),
+            metadata: Arc::new(Metadata::from([("k".to_string(), "v".to_string())])),
+            healthy: true,
+            enabled: true,
+        };
+        Arc::new(BeatInfo::new(ServiceKey::new("public", "DEFAULT_GROUP", name), &instance, SimDuration(period)))
+    }
+
+    fn reply(code: i32, interval: i64, light: bool) -> BeatReply {
+        BeatReply { client_beat_interval: interval, code, light_beat_enabled: light }
+    }
+
+    #[test]
+    fn the_first_beat_is_due_one_period_after_registering_and_is_full() {
+        // Nacos BeatReactor#addBeatInfo: executorService.schedule(new BeatTask(beatInfo), period)
+        let mut r = BeatReactor::new();
+        let (task, delay) = r.add_beat_info(info("orders", 8080, 5000));
+        assert_eq!(delay, SimDuration(5000));
+        assert!(!r.beat(task).unwrap().light, "a fresh reactor sends a body");
+    }
+
+    #[test]
+    fn a_light_answer_makes_every_instance_of_the_reactor_send_light_beats() {
+        // Nacos BeatTask#run: BeatReactor.this.lightBeatEnabled = lightBeatEnabled (reactor-wide)
+        let mut r = BeatReactor::new();
+        let (a, _) = r.add_beat_info(info("orders", 8080, 5000));
+        let (b, _) = r.add_beat_info(info("pay", 8081, 5000));
+        let ia = r.beat(a).unwrap().info;
+        let after = r.on_answer(a, &ia, &reply(CODE_OK, 5000, true));
+        assert_eq!(after.light_changed, Some(true));
+        assert!(r.beat(b).unwrap().light, "b never had an answer yet");
+        // An answer without the flag (false) switches the whole reactor back to full beats.
+        let after = r.on_answer(a, &ia, &reply(CODE_OK, 5000, false));
+        assert_eq!(after.light_changed, Some(false));
+        assert!(!r.beat(b).unwrap().light);
+    }
+
+    #[test]
+    fn the_server_interval_wins_only_when_positive_and_only_for_one_cycle() {
+        // Nacos BeatTask#run: if (interval > 0) nextTime = interval; beatInfo.period untouched
+        let mut r = BeatReactor::new();
+        let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
+        let i = r.beat(t).unwrap().info;
+        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, 2000, true)).next, Some(SimDuration(2000)));
+        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, 0, true)).next, Some(SimDuration(5000)));
+        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, -1, true)).next, Some(SimDuration(5000)));
+        assert_eq!(i.period, SimDuration(5000));
+    }
+
+    #[test]
+    fn a_failure_retries_after_the_period_without_back_off() {
+        // Nacos BeatTask#run: catch (NacosException) ... finally schedule(nextTime = period)
+        let mut r = BeatReactor::new();
+        let (t, _) = r.add_beat_info(info("orders", 8080, 3000));
+        let i = r.beat(t).unwrap().info;
+        for _ in 0..5 {
+            assert_eq!(r.on_failure(t, &i), Some(SimDuration(3000)));
+        }
+    }
+
+    #[test]
+    fn resource_not_found_re_registers_with_the_original_metadata() {
+        // Nacos BeatTask#run: code == RESOURCE_NOT_FOUND -> serverProxy.registerService(instance from beatInfo)
+        let mut r = BeatReactor::new();
+        let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
+        let i = r.beat(t).unwrap().info;
+        let after = r.on_answer(t, &i, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
+        let instance = after.reregister.expect("re-register");
+        assert_eq!(instance.metadata.get("k").map(String::as_str), Some("v"));
+        assert!(instance.healthy && instance.enabled);
+        assert_eq!(after.next, Some(SimDuration(5000)));
+    }
+
+    #[test]
+    fn re_adding_an_instance_stops_the_old_chain() {
+        // Nacos BeatReactor#addBeatInfo: existBeat.setStopped(true) (fix #1733)
+        let mut r = BeatReactor::new();
+        let (old, _) = r.add_beat_info(info("orders", 8080, 5000));
+        let (new, _) = r.add_beat_info(info("orders", 8080, 5000));
+        assert!(r.beat(old).is_none());
+        assert!(r.beat(new).is_some());
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn a_beat_in_flight_after_deregistering_can_still_re_register() {
+        // Nacos BeatReactor#removeBeatInfo + BeatTask#run (#9746): stopped only stops rescheduling
+        let mut r = BeatReactor::new();
+        let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
+        let i = r.beat(t).unwrap().info;
+        assert!(r.remove_beat_info(&i.service.grouped, &i.ip, i.port));
+        assert!(r.beat(t).is_none(), "the next run returns at once");
+        let after = r.on_answer(t, &i, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
+        assert!(after.reregister.is_some());
+        assert_eq!(after.next, None);
+    }
+}

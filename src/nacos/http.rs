@@ -1,0 +1,174 @@
+//! The naming client's HTTP layer, pure: `NamingProxy#reqApi`'s server rotation and the
+//! bookkeeping of requests in flight with their read timeouts.
+//!
+//! `reqApi` draws a random start index **per call**, tries each configured server once in order,
+//! and fails after all of them failed. A server attempt fails on a refused or timed-out connect,
+//! on a non-2xx answer, on a connection closed under the request, and on the read timeout
+//! (`com.alibaba.nacos.client.naming.rtimeout`, 50 s by default) — the only way a request on an
+//! established connection that went silent (a partition after connecting, a stopped server) ever
+//! ends.
+//!
+//! Read timeouts are kept in one ordered index per process, so the actor needs a single timer for
+//! the earliest deadline instead of one per request.
+
+use crate::sim::clock::SimTime;
+use crate::sim::ids::ChannelId;
+use crate::sim::packet::MsgId;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// Why one server attempt failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// Nothing listens (the server process is down on a live host).
+    Refused,
+    /// No answer to the connect (host down, partition): `ctimeout`.
+    ConnectTimeout,
+    /// Connected, but no answer within `rtimeout`.
+    ReadTimeout,
+    /// The connection closed under the request (the server died, or another timeout closed it).
+    Closed,
+    /// A non-2xx status (`NacosException(httpCode, msg)`).
+    Http { status: u16, message: Arc<str> },
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Refused => f.write_str("connection refused"),
+            Failure::ConnectTimeout => f.write_str("connect timed out"),
+            Failure::ReadTimeout => f.write_str("read timed out"),
+            Failure::Closed => f.write_str("connection closed"),
+            Failure::Http { status, message } => write!(f, "HTTP {status} {message}"),
+        }
+    }
+}
+
+/// One `reqApi` call's walk over the server list.
+#[derive(Clone, Debug)]
+pub struct ReqApi {
+    servers: usize,
+    index: usize,
+    tried: usize,
+}
+
+impl ReqApi {
+    /// `start` is `random.nextInt(servers)`.
+    pub fn new(servers: usize, start: usize) -> Self {
+        ReqApi { servers, index: start % servers.max(1), tried: 0 }
+    }
+
+    /// The next server to try, or `None` once every server has been tried.
+    pub fn next_server(&mut self) -> Option<usize> {
+        if self.tried >= self.servers {
+            return None;
+        }
+        let i = self.index;
+        self.tried += 1;
+        self.index = (self.index + 1) % self.servers;
+        Some(i)
+    }
+}
+
+/// A request on the wire: what it is for, which server, over which channel, until when.
+#[derive(Debug)]
+pub struct Attempt<C> {
+    pub call: C,
+    pub server: usize,
+    /// `None` while the connect is pending (its outcome arrives as a network notice).
+    pub channel: Option<ChannelId>,
+    /// The read timeout; `None` while connecting (the connect timeout applies instead).
+    pub deadline: Option<SimTime>,
+}
+
+/// Requests in flight, by message id, with their read deadlines in order.
+pub struct InFlight<C> {
+    by_msg: BTreeMap<MsgId, Attempt<C>>,
+    deadlines: BTreeSet<(SimTime, MsgId)>,
+}
+
+impl<C> Default for InFlight<C> {
+    fn default() -> Self {
+        InFlight { by_msg: BTreeMap::new(), deadlines: BTreeSet::new() }
+    }
+}
+
+impl<C> InFlight<C> {
+    pub fn insert(&mut self, msg: MsgId, attempt: Attempt<C>) {
+        if let Some(d) = attempt.deadline {
+            self.deadlines.insert((d, msg));
+        }
+        self.by_msg.insert(msg, attempt);
+    }
+
+    /// The attempt `msg` ended (answer or failure notice).
+    pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
+        let attempt = self.by_msg.remove(&msg)?;
+        if let Some(d) = attempt.deadline {
+            self.deadlines.remove(&(d, msg));
+        }
+        Some(attempt)
+    }
+
+    /// Attempts whose read deadline is at or before `now`, oldest first.
+    pub fn expired(&mut self, now: SimTime) -> Vec<(MsgId, Attempt<C>)> {
+        let mut out = Vec::new();
+        while let Some(&(d, msg)) = self.deadlines.first() {
+            if d > now {
+                break;
+            }
+            self.deadlines.pop_first();
+            if let Some(a) = self.by_msg.remove(&msg) {
+                out.push((msg, a));
+            }
+        }
+        out
+    }
+
+    /// Attempts waiting on `channel` (it closed), in message order.
+    pub fn on_channel(&mut self, channel: ChannelId) -> Vec<(MsgId, Attempt<C>)> {
+        let ids: Vec<MsgId> = self.by_msg.iter().filter(|(_, a)| a.channel == Some(channel)).map(|(m, _)| *m).collect();
+        ids.into_iter().filter_map(|m| self.take(m).map(|a| (m, a))).collect()
+    }
+
+    /// The earliest read deadline.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.deadlines.first().map(|(d, _)| *d)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_msg.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn req_api_tries_every_server_once_from_its_random_start() {
+        // Nacos NamingProxy#reqApi: index = random.nextInt(size); index = (index + 1) % size
+        let mut r = ReqApi::new(3, 2);
+        let order: Vec<usize> = std::iter::from_fn(|| r.next_server()).collect();
+        assert_eq!(order, [2, 0, 1]);
+    }
+
+    #[test]
+    fn read_deadlines_expire_in_order_and_answered_requests_leave_the_index() {
+        // Nacos NamingHttpClientManager: read timeout per request
+        let mut f: InFlight<&str> = InFlight::default();
+        let at = |d| Attempt { call: "beat", server: 0, channel: Some(ChannelId(1)), deadline: Some(SimTime(d)) };
+        f.insert(1, at(50_000));
+        f.insert(2, at(55_000));
+        f.insert(3, Attempt { call: "connecting", server: 0, channel: None, deadline: None });
+        assert!(f.take(1).is_some());
+        assert_eq!(f.next_deadline(), Some(SimTime(55_000)));
+        let gone: Vec<MsgId> = f.expired(SimTime(60_000)).into_iter().map(|(m, _)| m).collect();
+        assert_eq!(gone, [2]);
+        assert_eq!(f.on_channel(ChannelId(1)).len(), 0);
+        assert!(!f.is_empty(), "the connecting request waits for its notice");
+    }
+}

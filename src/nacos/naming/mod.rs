@@ -1,0 +1,251 @@
+//! The 2.x naming server's ephemeral-instance state, pure: `ServiceManager` singletons,
+//! `EphemeralIpPortClientManager`'s `IpPortBasedClient`s with their publish infos, the
+//! `ClientServiceIndexesManager` indexes and `ServiceStorage`'s cached `ServiceInfo`s.
+//!
+//! # Layout
+//!
+//! * `mod.rs` — the data, the config switches, what changed ([`Change`]), reads for observers.
+//! * `ops.rs` — the HTTP operations: `registerInstance`, `deregisterInstance`, `handleBeat`,
+//!   `getHeartBeatInterval`, `listInstance` (with its 1.x UDP subscription), `getPushData`.
+//! * `crate::nacos::health` — `ClientBeatCheckTaskV2` and `ExpiredClientCleaner`, and the
+//!   scheduler that runs them only at ticks where they change something.
+//!
+//! # How this differs from Java, and why it does not matter
+//!
+//! * **Events are returned.** Java publishes `ServiceChangedEvent`, `ClientChangedEvent`, ... on
+//!   `NotifyCenter`; here every operation returns [`Change`]s and the actor turns them into trace
+//!   lines and push tasks. Only `ServiceChanged` (a push) and `ServiceSubscribed` (a push to one
+//!   new subscriber) have effects in a standalone server; the Distro sync they would also trigger
+//!   is a later step.
+//! * **`ClientBeatProcessorV2` runs inline.** Java schedules it on the health executor with delay
+//!   0; it runs here within the same request, before the answer is sent.
+//! * **Every server is responsible for every client.** Without Distro each server is standalone,
+//!   so `DistroMapper#responsible` is always true and no request is forwarded.
+//! * **Sorted everywhere.** Java iterates `ConcurrentHashMap`s; we iterate `BTreeMap`s, so checks,
+//!   cleanups and host lists go in key order.
+//! * **Not modelled:** console/`NamingMetadataManager` metadata edits (the first lookup of every
+//!   timeout, §2.3/§2.7 step 1), service-level `enableClientBeat`, the protect threshold (only
+//!   services created through the service API have the `ServiceMetadata` that enables it, and
+//!   scenarios create services only by registering), persistent instances, clusters filters.
+
+mod ops;
+#[cfg(test)]
+pub(crate) mod tests;
+
+use crate::nacos::health::{ClientSched, Schedule};
+use crate::nacos::types::{
+    parse_boolean, to_long, ClientKey, Metadata, ServiceInfo, ServiceKey, DEFAULT_CLIENT_EXPIRED_TIME,
+    DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_HEART_BEAT_TIMEOUT, DEFAULT_IP_DELETE_TIMEOUT, DEFAULT_PUSH_CACHE_MILLIS,
+    ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
+};
+use crate::sim::clock::{SimDuration, SimTime};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The server switches that change the model's rules, with Nacos's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamingConfig {
+    /// `SwitchDomain.lightBeatEnabled` (true): beat answers tell clients to drop the body.
+    pub light_beat_enabled: bool,
+    /// `SwitchDomain.clientBeatInterval` (5 s): the answer's `clientBeatInterval` when the
+    /// instance's metadata does not set `preserved.heart.beat.interval`.
+    pub client_beat_interval: i64,
+    /// `nacos.naming.expireInstance` (true): false turns `ExpiredInstanceChecker` off.
+    pub expire_instance: bool,
+    /// `nacos.naming.client.expired.time` (3 min): `ExpiredClientCleaner` removes a client not
+    /// updated for longer, instances and all.
+    pub client_expired_time: u64,
+    /// `SwitchDomain.defaultPushCacheMillis` (10 s): `cacheMillis` in answers, and how long the
+    /// cleaner keeps an idle subscriber-only client.
+    pub push_cache_millis: u64,
+}
+
+impl Default for NamingConfig {
+    fn default() -> Self {
+        NamingConfig {
+            light_beat_enabled: true,
+            client_beat_interval: DEFAULT_HEART_BEAT_INTERVAL as i64,
+            expire_instance: true,
+            client_expired_time: DEFAULT_CLIENT_EXPIRED_TIME,
+            push_cache_millis: DEFAULT_PUSH_CACHE_MILLIS,
+        }
+    }
+}
+
+/// The two timeouts of one instance and whether its checks are switched off, read once from its
+/// register-time metadata (`extendDatum` only changes when the instance is registered again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// `preserved.heart.beat.timeout` through `ConvertUtils.toLong` (non-numeric → 0), else 15 s.
+    pub beat: i64,
+    /// `preserved.ip.delete.timeout`, the same way, else 30 s.
+    pub delete: i64,
+    /// `enableClientBeat=true`: `InstanceEnableBeatCheckInterceptor` skips both checks.
+    pub skip: bool,
+}
+
+impl Timeouts {
+    /// `UnhealthyInstanceChecker#getTimeout` / `ExpiredInstanceChecker#getTimeout`: the metadata
+    /// value if the key is present — *any* value, numeric or not — else the default.
+    pub fn from_metadata(m: &Metadata) -> Self {
+        Timeouts {
+            beat: m.get(HEART_BEAT_TIMEOUT_KEY).map_or(DEFAULT_HEART_BEAT_TIMEOUT, |v| to_long(v)),
+            delete: m.get(IP_DELETE_TIMEOUT_KEY).map_or(DEFAULT_IP_DELETE_TIMEOUT, |v| to_long(v)),
+            skip: m.get(ENABLE_CLIENT_BEAT_KEY).is_some_and(|v| parse_boolean(v)),
+        }
+    }
+}
+
+/// A `HealthCheckInstancePublishInfo`: one instance as a client publishes it for one service.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Published {
+    pub ip: Arc<str>,
+    pub port: u16,
+    pub cluster: Arc<str>,
+    pub weight: f64,
+    pub enabled: bool,
+    pub healthy: bool,
+    pub metadata: Arc<Metadata>,
+    pub last_heart_beat: SimTime,
+    pub timeouts: Timeouts,
+}
+
+/// An `IpPortBasedClient` (`ip:port#true`).
+#[derive(Clone, Debug)]
+pub struct IpPortClient {
+    pub created: SimTime,
+    /// `lastUpdatedTime`: set by register, deregister, beat and subscribe; read by the cleaner.
+    pub last_updated: SimTime,
+    pub publishers: BTreeMap<ServiceKey, Published>,
+    pub subscriptions: BTreeSet<ServiceKey>,
+    pub(crate) sched: ClientSched,
+}
+
+/// How an instance came to be registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisterSource {
+    /// `POST /nacos/v1/ns/instance`.
+    Request,
+    /// A full beat from an unknown instance (`handleBeat` branch B, `BeatInfoInstanceBuilder`).
+    FullBeat,
+}
+
+/// What an operation or a check did, as data. Each one names the Java event it stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// `ClientRegisterServiceEvent` → `ServiceChangedEvent`.
+    Registered { service: ServiceKey, client: ClientKey, new_client: bool, source: RegisterSource },
+    /// `ClientDeregisterServiceEvent` → `ServiceChangedEvent`.
+    Deregistered { service: ServiceKey, client: ClientKey },
+    /// `ClientBeatProcessorV2` flipped the instance back to healthy → `ServiceChangedEvent`.
+    HealthyAgain { service: ServiceKey, client: ClientKey, silent: SimDuration },
+    /// `UnhealthyInstanceChecker` → `ServiceChangedEvent`.
+    Unhealthy { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
+    /// `ExpiredInstanceChecker` removed the instance → `ClientDeregisterServiceEvent`.
+    Expired { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
+    /// `ExpiredClientCleaner` → `clientDisconnected` → one `ServiceChangedEvent` per service the
+    /// client still published.
+    ClientRemoved { client: ClientKey, idle: SimDuration, published: Vec<ServiceKey>, subscribed: usize },
+    /// `ServiceSubscribedEvent`: a first subscription, pushed to that subscriber alone.
+    Subscribed { service: ServiceKey, subscriber: ClientKey },
+}
+
+impl Change {
+    /// The services whose subscribers get a push (`ServiceChangedEvent`s).
+    pub fn changed_services(&self) -> &[ServiceKey] {
+        match self {
+            Change::Registered { service, .. }
+            | Change::Deregistered { service, .. }
+            | Change::HealthyAgain { service, .. }
+            | Change::Unhealthy { service, .. }
+            | Change::Expired { service, .. } => std::slice::from_ref(service),
+            Change::ClientRemoved { published, .. } => published,
+            Change::Subscribed { .. } => &[],
+        }
+    }
+}
+
+/// One naming server's ephemeral data.
+pub struct NamingServer {
+    pub(crate) config: NamingConfig,
+    /// `ServiceManager` singletons: created by the first registration, never removed here (the
+    /// empty-service cleaner is not modelled).
+    pub(crate) services: BTreeSet<ServiceKey>,
+    pub(crate) clients: BTreeMap<ClientKey, IpPortClient>,
+    /// `publisherIndexes` / `subscriberIndexes`.
+    pub(crate) publishers: BTreeMap<ServiceKey, BTreeSet<ClientKey>>,
+    pub(crate) subscribers: BTreeMap<ServiceKey, BTreeSet<ClientKey>>,
+    /// `ServiceStorage.serviceDataIndexes`: what list queries answer, refreshed by pushes.
+    pub(crate) storage: BTreeMap<ServiceKey, Arc<ServiceInfo>>,
+    pub(crate) schedule: Schedule,
+    revision: u64,
+}
+
+impl NamingServer {
+    /// A server started at `now`: its cleaner runs from `now` every 5 s.
+    pub fn new(config: NamingConfig, now: SimTime) -> Self {
+        NamingServer {
+            config,
+            services: BTreeSet::new(),
+            clients: BTreeMap::new(),
+            publishers: BTreeMap::new(),
+            subscribers: BTreeMap::new(),
+            storage: BTreeMap::new(),
+            schedule: Schedule::new(now),
+            revision: 0,
+        }
+    }
+
+    pub fn config(&self) -> &NamingConfig {
+        &self.config
+    }
+
+    /// Changes whenever an instance appears, disappears or changes health, or a client goes.
+    /// Beats that only refresh `lastHeartBeatTime` leave it alone.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    pub(crate) fn bump(&mut self) {
+        self.revision += 1;
+    }
+
+    /// The instance `client` publishes for `service`, if any.
+    pub fn instance(&self, service: &ServiceKey, client: &ClientKey) -> Option<&Published> {
+        self.clients.get(client)?.publishers.get(service)
+    }
+
+    /// Every instance of `service`, in client order.
+    pub fn instances<'a>(&'a self, service: &ServiceKey) -> impl Iterator<Item = (&'a ClientKey, &'a Published)> + 'a {
+        let keys = self.publishers.get(service);
+        let service = service.clone();
+        keys.into_iter().flatten().filter_map(move |k| Some((k, self.clients.get(k)?.publishers.get(&service)?)))
+    }
+
+    /// `(healthy, total)` instances of `service`.
+    pub fn counts(&self, service: &ServiceKey) -> (usize, usize) {
+        self.instances(service).fold((0, 0), |(h, t), (_, p)| (h + usize::from(p.healthy), t + 1))
+    }
+
+    pub fn client(&self, key: &ClientKey) -> Option<&IpPortClient> {
+        self.clients.get(key)
+    }
+
+    pub fn client_count(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// The subscriber clients of `service` on this server.
+    pub fn subscribers_of(&self, service: &ServiceKey) -> impl Iterator<Item = &ClientKey> {
+        self.subscribers.get(service).into_iter().flatten()
+    }
+
+    /// `ServiceManager.removeSingleton`, as the empty-service cleaner would: only for tests that
+    /// reach `handleBeat`'s "service not found" branch, which a live client cannot otherwise hit.
+    #[cfg(test)]
+    pub(crate) fn remove_service_singleton(&mut self, service: &ServiceKey) {
+        self.services.remove(service);
+    }
+}

@@ -1,0 +1,256 @@
+//! The naming server's HTTP operations (2.1.2 `InstanceController` → `InstanceOperatorClientImpl`
+//! → `EphemeralClientOperationServiceImpl`), each returning what changed.
+
+use super::{Change, IpPortClient, NamingServer, Published, RegisterSource, Timeouts};
+use crate::nacos::health::ClientSched;
+use crate::nacos::types::{
+    to_long, ClientKey, Host, Instance, ServiceInfo, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND,
+    HEART_BEAT_INTERVAL_KEY,
+};
+use crate::nacos::wire::{Answer, BeatReply, BeatReq, DeregisterReq, ListReq};
+use crate::sim::clock::SimTime;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+impl NamingServer {
+    /// `createIpPortClientIfAbsent` → `clientConnected` → `IpPortBasedClient#init`: a new client's
+    /// beat check runs every 5 s from 5 s after now. Returns whether it was created.
+    fn create_client_if_absent(&mut self, key: &ClientKey, now: SimTime) -> bool {
+        if self.clients.contains_key(key) {
+            return false;
+        }
+        let client = IpPortClient {
+            created: now,
+            last_updated: now,
+            publishers: Default::default(),
+            subscriptions: BTreeSet::new(),
+            sched: ClientSched::new(now),
+        };
+        self.clients.insert(key.clone(), client);
+        true
+    }
+
+    /// `registerInstance`: creates the client and the service singleton if needed and *replaces*
+    /// the client's publish info for the service — so a re-registration resets
+    /// `lastHeartBeatTime` to now and `healthy` to the request's value.
+    pub fn register(
+        &mut self,
+        now: SimTime,
+        service: &ServiceKey,
+        instance: &Instance,
+        source: RegisterSource,
+    ) -> Vec<Change> {
+        let key = ClientKey::new(&instance.ip, instance.port);
+        let new_client = self.create_client_if_absent(&key, now);
+        self.services.insert(service.clone());
+        let published = Published {
+            ip: instance.ip.clone(),
+            port: instance.port,
+            cluster: instance.cluster.clone(),
+            weight: instance.weight,
+            enabled: instance.enabled,
+            healthy: instance.healthy,
+            metadata: instance.metadata.clone(),
+            last_heart_beat: now,
+            timeouts: Timeouts::from_metadata(&instance.metadata),
+        };
+        let client = self.clients.get_mut(&key).expect("created above");
+        client.publishers.insert(service.clone(), published);
+        client.last_updated = now;
+        self.publishers.entry(service.clone()).or_default().insert(key.clone());
+        self.bump();
+        self.reschedule(&key, now);
+        vec![Change::Registered { service: service.clone(), client: key, new_client, source }]
+    }
+
+    /// `deregisterInstance`: removes the client's instance for the service. The client itself stays
+    /// until the cleaner finds it empty and idle for 30 s. The cluster is not compared.
+    pub fn deregister(&mut self, now: SimTime, req: &DeregisterReq) -> Vec<Change> {
+        let key = ClientKey::new(&req.ip, req.port);
+        if !self.services.contains(&req.service) {
+            return Vec::new();
+        }
+        let Some(client) = self.clients.get_mut(&key) else { return Vec::new() };
+        let removed = client.publishers.remove(&req.service);
+        client.last_updated = now;
+        let mut changes = Vec::new();
+        if removed.is_some() {
+            self.unindex_publisher(&req.service, &key);
+            self.bump();
+            changes.push(Change::Deregistered { service: req.service.clone(), client: key.clone() });
+        }
+        self.reschedule(&key, now);
+        changes
+    }
+
+    pub(crate) fn unindex_publisher(&mut self, service: &ServiceKey, key: &ClientKey) {
+        if let Some(set) = self.publishers.get_mut(service) {
+            set.remove(key);
+            if set.is_empty() {
+                self.publishers.remove(service);
+            }
+        }
+    }
+
+    /// `InstanceController#beat` + `InstanceOperatorClientImpl#handleBeat`, with its branches:
+    ///
+    /// * (A) a light beat for a client that does not publish the service → `20404`;
+    /// * (B) a full beat for the same → registered from the body, healthy, then as (D);
+    /// * (C) the service singleton is missing → HTTP 500 "service not found" (unreachable for a
+    ///   live client unless the empty-service cleaner raced it; #9959);
+    /// * (D) `ClientBeatProcessorV2`: refresh `lastHeartBeatTime`, flip back to healthy (a
+    ///   `ServiceChangedEvent` only then), and `client.setLastUpdatedTime()` → `10200`.
+    pub fn handle_beat(&mut self, now: SimTime, req: &BeatReq) -> (Answer, Vec<Change>) {
+        // A full beat's body overrides the query's ip and port, and its cluster unless blank (#2533).
+        let (ip, port, cluster) = match &req.body {
+            Some(b) => (&b.ip, b.port, if b.cluster.trim().is_empty() { &req.cluster } else { &b.cluster }),
+            None => (&req.ip, req.port, &req.cluster),
+        };
+        let key = ClientKey::new(ip, port);
+        if let Some(answer) = self.beat_known(now, req, &key) {
+            return answer;
+        }
+        let mut changes = Vec::new();
+        let known = self.clients.get(&key).is_some_and(|c| c.publishers.contains_key(&req.service));
+        if !known {
+            let Some(body) = &req.body else {
+                return (self.beat_answer(&req.service, &key, CODE_RESOURCE_NOT_FOUND), changes);
+            };
+            let instance = Instance {
+                ip: ip.clone(),
+                port,
+                weight: body.weight,
+                cluster: cluster.clone(),
+                metadata: body.metadata.clone(),
+                healthy: true,
+                enabled: true,
+            };
+            changes = self.register(now, &req.service, &instance, RegisterSource::FullBeat);
+        }
+        if !self.services.contains(&req.service) {
+            let message = format!("service not found: {}@{}", req.service.grouped, req.service.namespace);
+            return (Answer::Error { status: 500, message: Arc::from(message) }, changes);
+        }
+        if let Some(client) = self.clients.get_mut(&key) {
+            if let Some(p) = client.publishers.get_mut(&req.service).filter(|p| p.ip == *ip && p.port == port) {
+                let silent = now.since(p.last_heart_beat);
+                p.last_heart_beat = now;
+                if !p.healthy {
+                    p.healthy = true;
+                    changes.push(Change::HealthyAgain { service: req.service.clone(), client: key.clone(), silent });
+                }
+            }
+            client.last_updated = now;
+        }
+        if !changes.is_empty() {
+            self.bump();
+        }
+        self.reschedule(&key, now);
+        (self.beat_answer(&req.service, &key, CODE_OK), changes)
+    }
+
+    /// Branch (D) for an instance the client already publishes — nearly every beat — with one
+    /// lookup of the client. `None` sends the beat down the general path.
+    fn beat_known(&mut self, now: SimTime, req: &BeatReq, key: &ClientKey) -> Option<(Answer, Vec<Change>)> {
+        if !self.services.contains(&req.service) {
+            return None;
+        }
+        let NamingServer { clients, schedule, config, .. } = self;
+        let client = clients.get_mut(key)?;
+        // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are
+        // the client's own key here, so the comparison always holds.
+        let p = client.publishers.get_mut(&req.service)?;
+        let silent = now.since(p.last_heart_beat);
+        p.last_heart_beat = now;
+        let mut changes = Vec::new();
+        if !p.healthy {
+            p.healthy = true;
+            changes.push(Change::HealthyAgain { service: req.service.clone(), client: key.clone(), silent });
+        }
+        let interval = p.metadata.get(HEART_BEAT_INTERVAL_KEY).map_or(config.client_beat_interval, |v| to_long(v));
+        client.last_updated = now;
+        schedule.reschedule(client, key, config, now);
+        let light_beat_enabled = config.light_beat_enabled;
+        if !changes.is_empty() {
+            self.bump();
+        }
+        let reply = BeatReply { client_beat_interval: interval, code: CODE_OK, light_beat_enabled };
+        Some((Answer::Beat(reply), changes))
+    }
+
+    fn beat_answer(&self, service: &ServiceKey, key: &ClientKey, code: i32) -> Answer {
+        Answer::Beat(BeatReply {
+            client_beat_interval: self.heart_beat_interval(service, key),
+            code,
+            light_beat_enabled: self.config.light_beat_enabled,
+        })
+    }
+
+    /// `getHeartBeatInterval`: the instance's register-time `preserved.heart.beat.interval`
+    /// through `ConvertUtils.toLong` (non-numeric → 0, which the client ignores), else the
+    /// `clientBeatInterval` switch. Per-instance metadata wins over the switch (#3353).
+    pub fn heart_beat_interval(&self, service: &ServiceKey, key: &ClientKey) -> i64 {
+        let metadata = self.instance(service, key).and_then(|p| p.metadata.get(HEART_BEAT_INTERVAL_KEY));
+        match metadata {
+            Some(v) => to_long(v),
+            None => self.config.client_beat_interval,
+        }
+    }
+
+    /// `listInstance` for a 1.x client: with `udpPort > 0` it first subscribes `clientIP:udpPort`
+    /// (creating that client, refreshing its `lastUpdatedTime`); then it answers from
+    /// `ServiceStorage`'s cache — data as of the last push task, so health changes show about
+    /// 0.5 s late — keeping enabled instances, and healthy ones if `healthyOnly`.
+    pub fn list(&mut self, now: SimTime, req: &ListReq) -> (Arc<ServiceInfo>, Vec<Change>) {
+        let mut changes = Vec::new();
+        if req.udp_port > 0 {
+            let key = ClientKey::new(&req.client_ip, req.udp_port);
+            self.create_client_if_absent(&key, now);
+            let client = self.clients.get_mut(&key).expect("created above");
+            client.subscriptions.insert(req.service.clone());
+            client.last_updated = now;
+            // Only a first subscription is announced (fix #5404).
+            if self.subscribers.entry(req.service.clone()).or_default().insert(key.clone()) {
+                changes.push(Change::Subscribed { service: req.service.clone(), subscriber: key.clone() });
+            }
+            self.reschedule(&key, now);
+        }
+        let data = match self.storage.get(&req.service) {
+            Some(data) => data.clone(),
+            None => self.push_data(now, &req.service),
+        };
+        let hosts = data.hosts.iter().filter(|h| h.enabled && (!req.healthy_only || h.healthy)).cloned().collect();
+        let info =
+            ServiceInfo { service: req.service.clone(), hosts, last_ref_time: now, cache_millis: data.cache_millis };
+        (Arc::new(info), changes)
+    }
+
+    /// `ServiceStorage#getPushData`: rebuilds the service's data from the publisher index and
+    /// caches it for queries (only if the service singleton exists). Pushes carry it with
+    /// disabled instances removed.
+    pub fn push_data(&mut self, now: SimTime, service: &ServiceKey) -> Arc<ServiceInfo> {
+        let mut info = ServiceInfo {
+            service: service.clone(),
+            hosts: Vec::new(),
+            last_ref_time: now,
+            cache_millis: self.config.push_cache_millis,
+        };
+        if !self.services.contains(service) {
+            return Arc::new(info);
+        }
+        info.hosts = self
+            .instances(service)
+            .map(|(_, p)| Host {
+                ip: p.ip.clone(),
+                port: p.port,
+                cluster: p.cluster.clone(),
+                weight: p.weight,
+                healthy: p.healthy,
+                enabled: p.enabled,
+            })
+            .collect();
+        let info = Arc::new(info);
+        self.storage.insert(service.clone(), info.clone());
+        info
+    }
+}

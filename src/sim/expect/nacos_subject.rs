@@ -1,0 +1,158 @@
+//! Nacos subjects: an instance's state on a server, a service's counts on a server, and what a
+//! subscriber currently sees — each read off the world.
+//!
+//! Server subjects read the server's instance table itself (what the beat checks change), not the
+//! query cache that `GET /instance/list` answers from, which lags by the 0.5 s push delay. A
+//! server that is down has no instances.
+
+use super::Mismatch;
+use crate::nacos::types::{ClientKey, Host, ServiceKey};
+use crate::sim::world::World;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum NacosSubject {
+    /// One instance (by scenario name) on one naming server.
+    Instance { server: String, instance: String, state: InstanceState },
+    /// How many instances of a service a server holds, and how many are healthy.
+    Service { server: String, service: ServiceKey, healthy: Option<usize>, total: Option<usize> },
+    /// A subscriber's cached list: every instance (`getAllInstances`) and the healthy ones
+    /// (`selectInstances(healthy = true)`), by scenario name.
+    Subscriber {
+        subscriber: String,
+        service: ServiceKey,
+        instances: Option<BTreeSet<String>>,
+        healthy: Option<BTreeSet<String>>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceState {
+    Healthy,
+    Unhealthy,
+    Absent,
+    Present,
+}
+
+impl InstanceState {
+    pub fn parse(word: &str) -> Option<Self> {
+        Some(match word {
+            "healthy" => InstanceState::Healthy,
+            "unhealthy" => InstanceState::Unhealthy,
+            "absent" => InstanceState::Absent,
+            "present" => InstanceState::Present,
+            _ => return None,
+        })
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            InstanceState::Healthy => "healthy",
+            InstanceState::Unhealthy => "unhealthy",
+            InstanceState::Absent => "absent",
+            InstanceState::Present => "present",
+        }
+    }
+}
+
+fn list(names: &BTreeSet<String>) -> String {
+    let v: Vec<&str> = names.iter().map(String::as_str).collect();
+    format!("[{}]", v.join(", "))
+}
+
+impl NacosSubject {
+    pub fn check(&self, world: &World) -> Result<(), Mismatch> {
+        match self {
+            NacosSubject::Instance { server, instance, state } => {
+                let facts = world.nacos_instance(instance).expect("validated instance name");
+                let is = world
+                    .nacos_server(server)
+                    .and_then(|s| s.borrow().instance(&facts.service, &facts.client()).map(|p| p.healthy));
+                let got = match is {
+                    Some(true) => InstanceState::Healthy,
+                    Some(false) => InstanceState::Unhealthy,
+                    None => InstanceState::Absent,
+                };
+                let holds = got == *state || (*state == InstanceState::Present && is.is_some());
+                if holds {
+                    return Ok(());
+                }
+                let down = if world.nacos_server(server).is_none() {
+                    format!(" ({server} is not running)")
+                } else {
+                    String::new()
+                };
+                Err(Mismatch {
+                    expected: format!("{instance} on {server}: {}", state.word()),
+                    got: format!("{}{down}", got.word()),
+                })
+            }
+            NacosSubject::Service { server, service, healthy, total } => {
+                let (h, t) = world.nacos_server(server).map_or((0, 0), |s| s.borrow().counts(service));
+                if healthy.map_or(true, |x| x == h) && total.map_or(true, |x| x == t) {
+                    return Ok(());
+                }
+                let mut want = Vec::new();
+                if let Some(x) = healthy {
+                    want.push(format!("{x} healthy"));
+                }
+                if let Some(x) = total {
+                    want.push(format!("{x} in total"));
+                }
+                Err(Mismatch {
+                    expected: format!("{service} on {server}: {}", want.join(", ")),
+                    got: format!("{h} healthy, {t} in total"),
+                })
+            }
+            NacosSubject::Subscriber { subscriber, service, instances, healthy } => {
+                let Some(core) = world.nacos_subscriber(subscriber) else {
+                    return Err(Mismatch {
+                        expected: self.describe_view(),
+                        got: format!("{subscriber} is not running"),
+                    });
+                };
+                let core = core.borrow();
+                let names = |hosts: &mut dyn Iterator<Item = &Host>| -> BTreeSet<String> {
+                    hosts.map(|h| name(world, service, h)).collect()
+                };
+                let all = names(&mut core.all_instances(service).iter());
+                let up = names(&mut core.select_instances(service, true));
+                if instances.as_ref().map_or(true, |x| *x == all) && healthy.as_ref().map_or(true, |x| *x == up) {
+                    return Ok(());
+                }
+                Err(Mismatch {
+                    expected: self.describe_view(),
+                    got: format!("instances {}, healthy {}", list(&all), list(&up)),
+                })
+            }
+        }
+    }
+
+    fn describe_view(&self) -> String {
+        let NacosSubject::Subscriber { subscriber, service, instances, healthy } = self else { return String::new() };
+        let mut parts = vec![format!("{subscriber} sees {service}")];
+        if let Some(x) = instances {
+            parts.push(format!("instances {}", list(x)));
+        }
+        if let Some(x) = healthy {
+            parts.push(format!("healthy {}", list(x)));
+        }
+        parts.join(": ")
+    }
+
+    /// Changes whenever the answer of `check` could change.
+    pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
+        match self {
+            NacosSubject::Instance { server, .. } | NacosSubject::Service { server, .. } => {
+                vec![world.nacos_server_revision(server)]
+            }
+            NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
+        }
+    }
+}
+
+/// A cached host by its scenario name, or `ip:port` if no instance of that service has it.
+fn name(world: &World, service: &ServiceKey, h: &Host) -> String {
+    let key = ClientKey::new(&h.ip, h.port);
+    world.nacos_instance_name(service, &key).map_or_else(|| format!("{}:{}", h.ip, h.port), str::to_string)
+}

@@ -1,0 +1,369 @@
+//! The Nacos part of a scenario: naming servers, application processes with their instances, and
+//! subscribers — validated from `[[nacos_server]]`, `[[instance]]` and `[[subscriber]]`.
+//!
+//! An `[[instance]]` is one ephemeral instance. Its process is the instance itself, or the `app`
+//! it names: instances of one app share one `NamingService` — one `BeatReactor` (so one light-beat
+//! flag), one server list, one namespace, one read timeout — and faults target the app.
+
+use super::ctx::{Ctx, Kind};
+use super::error::nearest;
+use super::raw::S;
+use super::raw_nacos::{RawInstance, RawNacosServer, RawSubscriber};
+use crate::nacos::naming::NamingConfig;
+use crate::nacos::types::{
+    check_instance_is_legal, client_beat_interval, Instance, ServiceKey, DEFAULT_CLUSTER, DEFAULT_GROUP,
+    DEFAULT_NAMESPACE, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT,
+};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::world::NacosInstanceFacts;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Every Nacos process of a scenario.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NacosSpecs {
+    pub servers: Vec<NacosServerSpec>,
+    pub apps: Vec<NacosAppSpec>,
+    pub subscribers: Vec<SubscriberSpec>,
+}
+
+/// A naming server process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NacosServerSpec {
+    pub name: String,
+    pub start: SimTime,
+    pub config: NamingConfig,
+    /// `nacos.naming.push.pushTaskDelay`, default 500 ms.
+    pub push_delay: SimDuration,
+}
+
+/// An application process: one `NamingService` and the instances it registers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NacosAppSpec {
+    pub name: String,
+    pub servers: Vec<String>,
+    /// `com.alibaba.nacos.client.naming.rtimeout`, default 50 s.
+    pub read_timeout: SimDuration,
+    /// The earliest start of its instances: the process starts then.
+    pub start: SimTime,
+    pub instances: Vec<NacosInstanceSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NacosInstanceSpec {
+    pub name: String,
+    pub service: ServiceKey,
+    pub instance: Instance,
+    /// When it registers (at or after its app's start).
+    pub start: SimTime,
+    /// Its beat period as the client reads `preserved.heart.beat.interval`.
+    pub period: SimDuration,
+}
+
+/// A 1.x subscriber process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubscriberSpec {
+    pub name: String,
+    pub servers: Vec<String>,
+    pub services: Vec<ServiceKey>,
+    pub ip: String,
+    pub udp_port: u16,
+    pub read_timeout: SimDuration,
+    pub start: SimTime,
+}
+
+impl NacosSpecs {
+    /// Every process with its start time, servers first.
+    pub fn starts(&self) -> Vec<(String, SimTime)> {
+        let servers = self.servers.iter().map(|s| (s.name.clone(), s.start));
+        let apps = self.apps.iter().map(|a| (a.name.clone(), a.start));
+        servers.chain(apps).chain(self.subscribers.iter().map(|s| (s.name.clone(), s.start))).collect()
+    }
+
+    /// What observers need to find each instance on a server.
+    pub fn instance_facts(&self) -> BTreeMap<String, NacosInstanceFacts> {
+        let instances = self.apps.iter().flat_map(|a| &a.instances);
+        let fact = |i: &NacosInstanceSpec| NacosInstanceFacts {
+            service: i.service.clone(),
+            ip: i.instance.ip.clone(),
+            port: i.instance.port,
+        };
+        instances.map(|i| (i.name.clone(), fact(i))).collect()
+    }
+}
+
+/// What expectations may refer to.
+#[derive(Default)]
+pub struct NacosKnown {
+    /// Instance name → its service.
+    pub instances: BTreeMap<String, ServiceKey>,
+    pub services: BTreeSet<ServiceKey>,
+    /// Subscriber name → the services it subscribes to.
+    pub subscribers: BTreeMap<String, Vec<ServiceKey>>,
+}
+
+impl NacosKnown {
+    pub fn from_specs(specs: &NacosSpecs) -> Self {
+        let instances: BTreeMap<_, _> =
+            specs.apps.iter().flat_map(|a| &a.instances).map(|i| (i.name.clone(), i.service.clone())).collect();
+        let services = instances.values().cloned().collect();
+        let subscribers = specs.subscribers.iter().map(|s| (s.name.clone(), s.services.clone())).collect();
+        NacosKnown { instances, services, subscribers }
+    }
+}
+
+/// Defines the process names: servers, apps, subscribers. An instance's `app` defaults to its
+/// own name, so an instance without `app` is a process of its own.
+pub fn define_names(
+    ctx: &mut Ctx,
+    servers: &[S<RawNacosServer>],
+    instances: &[S<RawInstance>],
+    subs: &[S<RawSubscriber>],
+) {
+    for s in servers {
+        ctx.define(&s.get_ref().name, Kind::NacosServer);
+    }
+    for i in instances {
+        let i = i.get_ref();
+        let process = i.app.as_ref().unwrap_or(&i.name);
+        if ctx.procs.get(process.get_ref()) != Some(&Kind::NacosApp) {
+            ctx.define(process, Kind::NacosApp);
+        }
+    }
+    for s in subs {
+        ctx.define(&s.get_ref().name, Kind::Subscriber);
+    }
+}
+
+pub fn build(
+    ctx: &mut Ctx,
+    servers: Vec<S<RawNacosServer>>,
+    instances: Vec<S<RawInstance>>,
+    subs: Vec<S<RawSubscriber>>,
+) -> NacosSpecs {
+    let servers = servers.into_iter().map(|s| server(ctx, s.into_inner())).collect();
+    let all = ctx.names(Kind::NacosServer);
+    let apps = apps(ctx, instances, &all);
+    let known: BTreeSet<ServiceKey> =
+        apps.iter().flat_map(|a: &NacosAppSpec| &a.instances).map(|i| i.service.clone()).collect();
+    let taken: BTreeSet<(String, u16)> =
+        apps.iter().flat_map(|a| &a.instances).map(|i| (i.instance.ip.to_string(), i.instance.port)).collect();
+    let mut subscribers: Vec<SubscriberSpec> = Vec::new();
+    for (n, s) in subs.into_iter().enumerate() {
+        if let Some(spec) = subscriber(ctx, s.into_inner(), n, (&known, &taken, &all), &subscribers) {
+            subscribers.push(spec);
+        }
+    }
+    NacosSpecs { servers, apps, subscribers }
+}
+
+fn positive(ctx: &mut Ctx, v: &Option<S<String>>, default: SimDuration, key: &str) -> SimDuration {
+    let d = ctx.duration_or(v, default);
+    if d == SimDuration::ZERO {
+        ctx.error(v.as_ref().map_or(0..0, |v| v.span()), format!("{key} must be positive"), None);
+        return default;
+    }
+    d
+}
+
+fn server(ctx: &mut Ctx, raw: RawNacosServer) -> NacosServerSpec {
+    let d = NamingConfig::default();
+    let interval = ctx.duration_or(&raw.client_beat_interval, SimDuration(d.client_beat_interval as u64));
+    NacosServerSpec {
+        name: raw.name.into_inner(),
+        start: ctx.time_or_zero(&raw.start),
+        config: NamingConfig {
+            light_beat_enabled: raw.light_beat_enabled.unwrap_or(d.light_beat_enabled),
+            client_beat_interval: interval.millis() as i64,
+            expire_instance: raw.expire_instance.unwrap_or(d.expire_instance),
+            client_expired_time: positive(
+                ctx,
+                &raw.client_expired_time,
+                SimDuration(d.client_expired_time),
+                "client_expired_time",
+            )
+            .millis(),
+            push_cache_millis: positive(ctx, &raw.push_cache, SimDuration(d.push_cache_millis), "push_cache").millis(),
+        },
+        push_delay: ctx.duration_or(&raw.push_delay, SimDuration(DEFAULT_PUSH_TASK_DELAY)),
+    }
+}
+
+/// A service, group or namespace name: non-empty, no spaces, no `@@`.
+fn word(ctx: &mut Ctx, v: &S<String>, what: &str) -> Option<String> {
+    let s = v.get_ref();
+    if s.is_empty() || s.contains(char::is_whitespace) || s.contains("@@") {
+        let help = if s.contains("@@") { "give the group with the `group` key" } else { "no spaces, not empty" };
+        return ctx.fail(v.span(), format!("invalid {what} {s:?}"), Some(help));
+    }
+    Some(s.clone())
+}
+
+fn word_or(ctx: &mut Ctx, v: &Option<S<String>>, default: &str, what: &str) -> Option<String> {
+    match v {
+        Some(v) => word(ctx, v, what),
+        None => Some(default.to_string()),
+    }
+}
+
+/// The servers an instance or subscriber talks to: the listed ones, or all of them.
+fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>, all: &[String]) -> Vec<String> {
+    let servers = match list {
+        Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::NacosServer])).collect(),
+        None => all.to_vec(),
+    };
+    if servers.is_empty() && list.as_ref().map_or(true, |l| l.is_empty()) {
+        let help = "define a [[nacos_server]] or list some in `servers`";
+        ctx.error(owner.span(), format!("{} has no Nacos server to talk to", owner.get_ref()), Some(help.into()));
+    }
+    servers
+}
+
+fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosInstanceSpec, Vec<String>, SimDuration)> {
+    let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace");
+    let group = word_or(ctx, &raw.group, DEFAULT_GROUP, "group");
+    let service = word(ctx, &raw.service, "service");
+    let cluster = word_or(ctx, &raw.cluster, DEFAULT_CLUSTER, "cluster");
+    let ip = raw.ip.get_ref();
+    if ip.is_empty() || ip.contains(|c: char| c.is_whitespace() || c == ':') {
+        ctx.error(
+            raw.ip.span(),
+            format!("invalid ip {ip:?}"),
+            Some("write the address alone, e.g. \"10.1.0.1\"; the port goes in `port`".into()),
+        );
+    }
+    let port = match &raw.port {
+        Some(p) if !(1..=65535).contains(p.get_ref()) => {
+            return ctx.fail(p.span(), format!("port must be 1..=65535, got {}", p.get_ref()), None)
+        }
+        Some(p) => *p.get_ref() as u16,
+        None => 8080,
+    };
+    let weight = match &raw.weight {
+        Some(w) if !(0.0..=10_000.0).contains(w.get_ref()) => {
+            return ctx.fail(w.span(), format!("weight must be between 0 and 10000, got {}", w.get_ref()), None)
+        }
+        Some(w) => *w.get_ref(),
+        None => 1.0,
+    };
+    let metadata = raw.metadata.as_ref().map(|m| m.get_ref().clone()).unwrap_or_default();
+    let period = match check_instance_is_legal(&metadata).and_then(|_| client_beat_interval(&metadata)) {
+        Ok(p) => SimDuration(p as u64),
+        Err(why) => {
+            let span = raw.metadata.as_ref().map_or(raw.name.span(), |m| m.span());
+            let help = "NamingUtils.checkInstanceIsLegal would refuse the registration";
+            return ctx.fail(span, format!("instance {}: {why}", raw.name.get_ref()), Some(help));
+        }
+    };
+    let servers = server_list(ctx, &raw.servers, &raw.name, all);
+    let read_timeout = positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout");
+    let start = ctx.time_or_zero(&raw.start);
+    let instance = Instance {
+        ip: Arc::from(ip.as_str()),
+        port,
+        weight,
+        cluster: Arc::from(cluster?.as_str()),
+        metadata: Arc::new(metadata),
+        healthy: true,
+        enabled: true,
+    };
+    let service = ServiceKey::new(&namespace?, &group?, &service?);
+    let spec = NacosInstanceSpec { name: raw.name.get_ref().clone(), service, instance, start, period };
+    Some((spec, servers, read_timeout))
+}
+
+/// Instances grouped into their processes, checking that an app's instances agree.
+fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosAppSpec> {
+    let mut apps: Vec<NacosAppSpec> = Vec::new();
+    // Position of each app in `apps`, so that thousands of instances stay linear.
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen: BTreeMap<(ServiceKey, String, u16), String> = BTreeMap::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for r in raw {
+        let r = r.into_inner();
+        let name = r.name.get_ref().clone();
+        let process = r.app.as_ref().map_or(name.clone(), |a| a.get_ref().clone());
+        let clash = ctx.procs.get(&name).filter(|_| name != process).map(|k| k.word());
+        if !names.insert(name.clone()) || clash.is_some() {
+            let what = clash.map_or("another instance".to_string(), |w| format!("a {w}"));
+            let msg = format!("duplicate name {name:?}: already used by {what}");
+            ctx.error(r.name.span(), msg, Some("every instance and process needs its own name".into()));
+            continue;
+        }
+        let Some((spec, servers, read_timeout)) = instance(ctx, &r, all) else { continue };
+        let key = (spec.service.clone(), spec.instance.ip.to_string(), spec.instance.port);
+        if let Some(other) = seen.insert(key, name.clone()) {
+            let msg = format!("{name} and {other} are the same instance to Nacos (same service, ip and port)");
+            ctx.error(r.ip.span(), msg, Some("give one of them another ip or port".into()));
+            continue;
+        }
+        match index.get(&process).map(|i| &mut apps[*i]) {
+            None => {
+                index.insert(process.clone(), apps.len());
+                let start = spec.start;
+                apps.push(NacosAppSpec { name: process, servers, read_timeout, start, instances: vec![spec] });
+            }
+            Some(app) => {
+                let first_ns = &app.instances[0].service.namespace;
+                if app.servers != servers || app.read_timeout != read_timeout || *first_ns != spec.service.namespace {
+                    let msg =
+                        format!("{name} is in app {process} but its `servers`, `namespace` or `read_timeout` differ");
+                    let help = "instances of one app share one NamingService; give them the same values or another app";
+                    ctx.error(r.app.as_ref().map_or(r.name.span(), |a| a.span()), msg, Some(help.into()));
+                    continue;
+                }
+                app.start = app.start.min(spec.start);
+                app.instances.push(spec);
+            }
+        }
+    }
+    apps
+}
+
+fn subscriber(
+    ctx: &mut Ctx,
+    raw: RawSubscriber,
+    n: usize,
+    (known, taken, all): (&BTreeSet<ServiceKey>, &BTreeSet<(String, u16)>, &[String]),
+    earlier: &[SubscriberSpec],
+) -> Option<SubscriberSpec> {
+    let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace")?;
+    let mut services = Vec::new();
+    for s in &raw.services {
+        let (group, name) = s.get_ref().split_once("@@").unwrap_or((DEFAULT_GROUP, s.get_ref()));
+        let key = ServiceKey::new(&namespace, group, name);
+        if !known.contains(&key) {
+            let names: Vec<String> =
+                known.iter().filter(|k| *k.namespace == *namespace).map(|k| k.grouped.to_string()).collect();
+            let help = nearest(&key.grouped, names.iter().map(String::as_str)).map_or_else(
+                || format!("no [[instance]] registers it; known: {}", names.join(", ")),
+                |n| format!("did you mean {n:?}?"),
+            );
+            ctx.error(s.span(), format!("unknown service {:?} in namespace {namespace}", s.get_ref()), Some(help));
+            continue;
+        }
+        services.push(key);
+    }
+    let ip = raw.ip.as_ref().map_or_else(|| format!("10.255.0.{}", n + 1), |i| i.get_ref().clone());
+    let udp_port = match &raw.udp_port {
+        Some(p) if !(1..=65535).contains(p.get_ref()) => {
+            return ctx.fail(p.span(), format!("udp_port must be 1..=65535, got {}", p.get_ref()), None)
+        }
+        Some(p) => *p.get_ref() as u16,
+        None => 54951,
+    };
+    let clash = taken.contains(&(ip.clone(), udp_port)) || earlier.iter().any(|e| e.ip == ip && e.udp_port == udp_port);
+    if clash {
+        let msg = format!("{}'s {ip}:{udp_port} is already used by another instance or subscriber", raw.name.get_ref());
+        return ctx.fail(raw.name.span(), msg, Some("Nacos would see one client; set `ip` or `udp_port`"));
+    }
+    Some(SubscriberSpec {
+        servers: server_list(ctx, &raw.servers, &raw.name, all),
+        name: raw.name.into_inner(),
+        services,
+        ip,
+        udp_port,
+        read_timeout: positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout"),
+        start: ctx.time_or_zero(&raw.start),
+    })
+}

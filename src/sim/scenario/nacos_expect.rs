@@ -1,0 +1,118 @@
+//! The Nacos expectation subjects: `instance`, `service` and `subscriber`.
+
+use super::ctx::{Ctx, Kind};
+use super::error::nearest;
+use super::nacos::NacosKnown;
+use super::raw::{RawExpect, S};
+use super::raw_nacos::{RawInstanceSubject, RawServiceSubject, RawSubscriberSubject};
+use crate::nacos::types::{ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE};
+use crate::sim::expect::{InstanceState, NacosSubject, Subject};
+use std::collections::BTreeSet;
+
+/// How many Nacos subjects the expectation names.
+pub fn count(r: &RawExpect) -> usize {
+    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some()].iter().filter(|x| **x).count()
+}
+
+/// The one Nacos subject of `r` (call only when `count(r) == 1`).
+pub fn subject(ctx: &mut Ctx, r: &RawExpect, known: &NacosKnown) -> Option<Subject> {
+    let s = if let Some(i) = &r.instance {
+        instance(ctx, i.get_ref(), known)
+    } else if let Some(s) = &r.service {
+        service(ctx, s, known)
+    } else {
+        subscriber(ctx, r.subscriber.as_ref()?.get_ref(), known)
+    };
+    s.map(Subject::Nacos)
+}
+
+fn instance_name(ctx: &mut Ctx, v: &S<String>, known: &NacosKnown) -> Option<String> {
+    let n = v.get_ref();
+    if known.instances.contains_key(n) {
+        return Some(n.clone());
+    }
+    let help = nearest(n, known.instances.keys().map(String::as_str)).map_or_else(
+        || "name an [[instance]] (instances inside an `app` keep their own names)".to_string(),
+        |near| format!("did you mean {near:?}?"),
+    );
+    ctx.fail(v.span(), format!("unknown instance {n:?}"), Some(&help))
+}
+
+fn instance(ctx: &mut Ctx, r: &RawInstanceSubject, known: &NacosKnown) -> Option<NacosSubject> {
+    let server = ctx.refer(&r.server, &[Kind::NacosServer]);
+    let instance = instance_name(ctx, &r.instance, known);
+    let Some(state) = InstanceState::parse(r.state.get_ref()) else {
+        let help = "one of \"healthy\", \"unhealthy\", \"absent\", \"present\"";
+        return ctx.fail(r.state.span(), format!("unknown state {:?}", r.state.get_ref()), Some(help));
+    };
+    Some(NacosSubject::Instance { server: server?, instance: instance?, state })
+}
+
+fn count_of(ctx: &mut Ctx, v: &Option<S<i64>>, what: &str) -> Option<Option<usize>> {
+    match v {
+        Some(n) => Some(Some(ctx.count(n, what, 0)? as usize)),
+        None => Some(None),
+    }
+}
+
+fn service(ctx: &mut Ctx, raw: &S<RawServiceSubject>, known: &NacosKnown) -> Option<NacosSubject> {
+    let r = raw.get_ref();
+    let server = ctx.refer(&r.server, &[Kind::NacosServer]);
+    let namespace = r.namespace.as_ref().map_or(DEFAULT_NAMESPACE, |n| n.get_ref());
+    let group = r.group.as_ref().map_or(DEFAULT_GROUP, |g| g.get_ref());
+    let key = ServiceKey::new(namespace, group, r.service.get_ref());
+    if !known.services.contains(&key) {
+        let names: Vec<String> = known.services.iter().map(|k| k.to_string()).collect();
+        let help = nearest(&key.to_string(), names.iter().map(String::as_str))
+            .map_or_else(|| format!("known: {}", names.join(", ")), |n| format!("did you mean {n:?}?"));
+        return ctx.fail(r.service.span(), format!("no [[instance]] registers {key}"), Some(&help));
+    }
+    let healthy = count_of(ctx, &r.healthy, "healthy")?;
+    let total = count_of(ctx, &r.total, "total")?;
+    if healthy.is_none() && total.is_none() {
+        return ctx.fail(raw.span(), "a service subject needs `healthy` or `total` (or both)", None);
+    }
+    Some(NacosSubject::Service { server: server?, service: key, healthy, total })
+}
+
+fn names(
+    ctx: &mut Ctx,
+    list: &Option<Vec<S<String>>>,
+    service: &ServiceKey,
+    known: &NacosKnown,
+) -> Option<Option<BTreeSet<String>>> {
+    let Some(list) = list else { return Some(None) };
+    let mut out = BTreeSet::new();
+    for n in list {
+        let name = instance_name(ctx, n, known)?;
+        if known.instances[&name] != *service {
+            let msg = format!("{name} is an instance of {}, not of {service}", known.instances[&name]);
+            return ctx.fail(n.span(), msg, None);
+        }
+        out.insert(name);
+    }
+    Some(Some(out))
+}
+
+fn subscriber(ctx: &mut Ctx, r: &RawSubscriberSubject, known: &NacosKnown) -> Option<NacosSubject> {
+    let subscriber = ctx.refer(&r.subscriber, &[Kind::Subscriber])?;
+    let group = r.group.as_ref().map_or(DEFAULT_GROUP, |g| g.get_ref());
+    let grouped = format!("{group}@@{}", r.service.get_ref());
+    let subscribed = known.subscribers.get(&subscriber).cloned().unwrap_or_default();
+    let Some(service) = subscribed.iter().find(|k| *k.grouped == *grouped).cloned() else {
+        let list: Vec<String> = subscribed.iter().map(|k| k.to_string()).collect();
+        let help = format!("it subscribes to: {}", list.join(", "));
+        return ctx.fail(r.service.span(), format!("{subscriber} does not subscribe to {grouped}"), Some(&help));
+    };
+    let instances = names(ctx, &r.instances, &service, known)?;
+    let healthy = names(ctx, &r.healthy, &service, known)?;
+    if instances.is_none() && healthy.is_none() {
+        let help = "e.g. healthy = [\"orders-2\"]";
+        return ctx.fail(
+            r.subscriber.span(),
+            "a subscriber subject needs `instances` or `healthy` (or both)",
+            Some(help),
+        );
+    }
+    Some(NacosSubject::Subscriber { subscriber, service, instances, healthy })
+}

@@ -1,0 +1,82 @@
+//! The Nacos tables as written: `[[nacos_server]]`, `[[instance]]`, `[[subscriber]]`, and the
+//! Nacos expectation subjects. Defaults are applied in `nacos.rs`.
+
+use super::raw::S;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNacosServer {
+    pub name: S<String>,
+    pub start: Option<S<String>>,
+    pub light_beat_enabled: Option<bool>,
+    pub client_beat_interval: Option<S<String>>,
+    pub expire_instance: Option<bool>,
+    pub client_expired_time: Option<S<String>>,
+    pub push_delay: Option<S<String>>,
+    pub push_cache: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInstance {
+    pub name: S<String>,
+    pub app: Option<S<String>>,
+    pub service: S<String>,
+    pub group: Option<S<String>>,
+    pub namespace: Option<S<String>>,
+    pub cluster: Option<S<String>>,
+    pub ip: S<String>,
+    pub port: Option<S<i64>>,
+    pub weight: Option<S<f64>>,
+    pub metadata: Option<S<BTreeMap<String, String>>>,
+    pub servers: Option<Vec<S<String>>>,
+    pub read_timeout: Option<S<String>>,
+    pub start: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSubscriber {
+    pub name: S<String>,
+    pub servers: Option<Vec<S<String>>>,
+    pub services: Vec<S<String>>,
+    pub namespace: Option<S<String>>,
+    pub ip: Option<S<String>>,
+    pub udp_port: Option<S<i64>>,
+    pub read_timeout: Option<S<String>>,
+    pub start: Option<S<String>>,
+}
+
+/// `instance = { server, instance, state }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInstanceSubject {
+    pub server: S<String>,
+    pub instance: S<String>,
+    pub state: S<String>,
+}
+
+/// `service = { server, service, healthy, total }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServiceSubject {
+    pub server: S<String>,
+    pub service: S<String>,
+    pub group: Option<S<String>>,
+    pub namespace: Option<S<String>>,
+    pub healthy: Option<S<i64>>,
+    pub total: Option<S<i64>>,
+}
+
+/// `subscriber = { subscriber, service, instances, healthy }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSubscriberSubject {
+    pub subscriber: S<String>,
+    pub service: S<String>,
+    pub group: Option<S<String>>,
+    pub instances: Option<Vec<S<String>>>,
+    pub healthy: Option<Vec<S<String>>>,
+}

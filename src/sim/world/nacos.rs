@@ -1,0 +1,67 @@
+//! The Nacos part of the world: naming servers' state and subscribers' caches, lent to observers,
+//! and the static facts that map an instance's scenario name to what Nacos knows it by.
+
+use super::{core, revision, set, World};
+use crate::nacos::naming::NamingServer;
+use crate::nacos::subscriber::SubscriberCore;
+use crate::nacos::types::{ClientKey, ServiceKey};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// What a scenario's `[[instance]]` is to Nacos: a service and an `ip:port`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NacosInstanceFacts {
+    pub service: ServiceKey,
+    pub ip: Arc<str>,
+    pub port: u16,
+}
+
+impl NacosInstanceFacts {
+    pub fn client(&self) -> ClientKey {
+        ClientKey::new(&self.ip, self.port)
+    }
+}
+
+impl World {
+    /// Records the scenario's instances (once, before the run).
+    pub fn set_nacos_instances(&mut self, facts: BTreeMap<String, NacosInstanceFacts>) {
+        self.nacos_names = facts.iter().map(|(n, f)| ((f.service.clone(), f.client()), n.clone())).collect();
+        self.nacos_instances = facts;
+    }
+
+    pub fn nacos_instance(&self, name: &str) -> Option<&NacosInstanceFacts> {
+        self.nacos_instances.get(name)
+    }
+
+    pub fn set_nacos_server(&self, name: &str, core: Option<Rc<RefCell<NamingServer>>>) {
+        set(&self.nacos_servers, name, core);
+    }
+
+    pub fn set_nacos_subscriber(&self, name: &str, core: Option<Rc<RefCell<SubscriberCore>>>) {
+        set(&self.nacos_subscribers, name, core);
+    }
+
+    pub fn nacos_server(&self, name: &str) -> Option<Rc<RefCell<NamingServer>>> {
+        core(&self.nacos_servers, name)
+    }
+
+    pub fn nacos_subscriber(&self, name: &str) -> Option<Rc<RefCell<SubscriberCore>>> {
+        core(&self.nacos_subscribers, name)
+    }
+
+    /// Changes whenever an instance of that server appears, goes or changes health.
+    pub fn nacos_server_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.nacos_servers, name, |s| s.revision())
+    }
+
+    pub fn nacos_subscriber_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.nacos_subscribers, name, |s| s.revision())
+    }
+
+    /// The scenario name of the instance `client` publishes for `service`, if it is one.
+    pub fn nacos_instance_name(&self, service: &ServiceKey, client: &ClientKey) -> Option<&str> {
+        self.nacos_names.get(&(service.clone(), client.clone())).map(String::as_str)
+    }
+}
