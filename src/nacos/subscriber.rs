@@ -60,7 +60,7 @@ impl SubscriberCore {
 
     /// `processServiceJson`: the new data replaces the old; true when the hosts changed.
     pub fn process(&mut self, info: Arc<ServiceInfo>) -> bool {
-        let changed = self.cache.get(&info.service).map_or(true, |old| old.hosts != info.hosts);
+        let changed = self.cache.get(&info.service).is_none_or(|old| old.hosts != info.hosts);
         self.cache.insert(info.service.clone(), info);
         if changed {
             self.revision += 1;

@@ -89,7 +89,7 @@ impl NacosSubject {
             }
             NacosSubject::Service { server, service, healthy, total } => {
                 let (h, t) = world.nacos_server(server).map_or((0, 0), |s| s.borrow().counts(service));
-                if healthy.map_or(true, |x| x == h) && total.map_or(true, |x| x == t) {
+                if healthy.is_none_or(|x| x == h) && total.is_none_or(|x| x == t) {
                     return Ok(());
                 }
                 let mut want = Vec::new();
@@ -117,7 +117,7 @@ impl NacosSubject {
                 };
                 let all = names(&mut core.all_instances(service).iter());
                 let up = names(&mut core.select_instances(service, true));
-                if instances.as_ref().map_or(true, |x| *x == all) && healthy.as_ref().map_or(true, |x| *x == up) {
+                if instances.as_ref().is_none_or(|x| *x == all) && healthy.as_ref().is_none_or(|x| *x == up) {
                     return Ok(());
                 }
                 Err(Mismatch {

@@ -212,7 +212,7 @@ fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>, 
         Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::NacosServer])).collect(),
         None => all.to_vec(),
     };
-    if servers.is_empty() && list.as_ref().map_or(true, |l| l.is_empty()) {
+    if servers.is_empty() && list.as_ref().is_none_or(|l| l.is_empty()) {
         let help = "define a [[nacos_server]] or list some in `servers`";
         ctx.error(owner.span(), format!("{} has no Nacos server to talk to", owner.get_ref()), Some(help.into()));
     }
