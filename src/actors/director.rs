@@ -20,7 +20,6 @@ use crate::sim::ids::NodeId;
 use crate::sim::invariants::Mutation;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
-use crate::sim::packet::Packet;
 use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -72,7 +71,7 @@ impl Director {
     }
 
     /// Starts the process `name` in the network and returns the environment of its actors.
-    fn start_process(&self, name: &str, endpoint: Option<Recipient<Packet>>) -> Env {
+    fn start_process(&self, name: &str, endpoint: Option<Recipient<crate::actors::network::Packets>>) -> Env {
         let node = self.nodes[name];
         let epoch = self.env.net.start_process(node, endpoint);
         Env { node, epoch, label: Arc::from(name), ..self.env.clone() }

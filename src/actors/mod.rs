@@ -29,3 +29,12 @@ pub mod namesrv;
 pub mod network;
 pub mod route_client;
 pub mod scanner;
+
+crate::packet_endpoint!(
+    broker::Broker,
+    namesrv::RouteTable,
+    route_client::RouteClient,
+    nacos_server::NacosServer,
+    nacos_app::NacosApp,
+    nacos_subscriber::NacosSubscriber,
+);

@@ -15,7 +15,6 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
 use crate::sim::packet::MsgId;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -86,61 +85,63 @@ pub struct Attempt<C> {
 
 /// Requests in flight, by message id, with their read deadlines in order.
 pub struct InFlight<C> {
-    by_msg: BTreeMap<MsgId, Attempt<C>>,
-    deadlines: BTreeSet<(SimTime, MsgId)>,
+    /// Few calls are in flight per process (one per instance at most), so a vector beats a map
+    /// here: no node is allocated and freed on every beat.
+    attempts: Vec<(MsgId, Attempt<C>)>,
 }
 
 impl<C> Default for InFlight<C> {
     fn default() -> Self {
-        InFlight { by_msg: BTreeMap::new(), deadlines: BTreeSet::new() }
+        InFlight { attempts: Vec::new() }
     }
 }
 
 impl<C> InFlight<C> {
     pub fn insert(&mut self, msg: MsgId, attempt: Attempt<C>) {
-        if let Some(d) = attempt.deadline {
-            self.deadlines.insert((d, msg));
-        }
-        self.by_msg.insert(msg, attempt);
+        self.attempts.push((msg, attempt));
     }
 
-    /// The attempt `msg` ended (answer or failure notice).
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
-        let attempt = self.by_msg.remove(&msg)?;
-        if let Some(d) = attempt.deadline {
-            self.deadlines.remove(&(d, msg));
-        }
-        Some(attempt)
+        let i = self.attempts.iter().position(|(m, _)| *m == msg)?;
+        // Keep arrival order: expired() and on_channel() hand attempts back oldest first.
+        Some(self.attempts.remove(i).1)
     }
 
-    /// Attempts whose read deadline is at or before `now`, oldest first.
+    /// Attempts whose read deadline has passed, by deadline then by message id.
     pub fn expired(&mut self, now: SimTime) -> Vec<(MsgId, Attempt<C>)> {
-        let mut out = Vec::new();
-        while let Some(&(d, msg)) = self.deadlines.first() {
-            if d > now {
-                break;
-            }
-            self.deadlines.pop_first();
-            if let Some(a) = self.by_msg.remove(&msg) {
-                out.push((msg, a));
+        let mut out: Vec<(MsgId, Attempt<C>)> = Vec::new();
+        let mut i = 0;
+        while i < self.attempts.len() {
+            if self.attempts[i].1.deadline.is_some_and(|d| d <= now) {
+                out.push(self.attempts.remove(i));
+            } else {
+                i += 1;
             }
         }
+        out.sort_by_key(|(m, a)| (a.deadline, *m));
         out
     }
 
-    /// Attempts waiting on `channel` (it closed), in message order.
     pub fn on_channel(&mut self, channel: ChannelId) -> Vec<(MsgId, Attempt<C>)> {
-        let ids: Vec<MsgId> = self.by_msg.iter().filter(|(_, a)| a.channel == Some(channel)).map(|(m, _)| *m).collect();
-        ids.into_iter().filter_map(|m| self.take(m).map(|a| (m, a))).collect()
+        let mut out: Vec<(MsgId, Attempt<C>)> = Vec::new();
+        let mut i = 0;
+        while i < self.attempts.len() {
+            if self.attempts[i].1.channel == Some(channel) {
+                out.push(self.attempts.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        out.sort_by_key(|(m, _)| *m);
+        out
     }
 
-    /// The earliest read deadline.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.deadlines.first().map(|(d, _)| *d)
+        self.attempts.iter().filter_map(|(_, a)| a.deadline).min()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_msg.is_empty()
+        self.attempts.is_empty()
     }
 }
 

@@ -28,7 +28,7 @@ pub(super) struct Kernel {
     pub(super) core: NetCore,
     pub(super) agenda: Agenda<Due>,
     pub(super) rng: SimRng,
-    pub(super) endpoints: Vec<Option<Recipient<Packet>>>,
+    pub(super) endpoints: Vec<Option<Recipient<super::Packets>>>,
     pub(super) parked: BTreeMap<NodeId, Vec<Due>>,
     pub(super) idle_timeout: BTreeMap<NodeId, SimDuration>,
     pub(super) cancelled: BTreeSet<u64>,
@@ -148,7 +148,7 @@ impl Kernel {
         }
     }
 
-    pub(super) fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<(Recipient<Packet>, Packet)> {
+    pub(super) fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<(Recipient<super::Packets>, Packet)> {
         match self.core.arrive(now, packet.channel, packet.to) {
             Arrival::Accept => {
                 let endpoint = self.endpoints[packet.to.0 as usize].clone()?;
@@ -187,7 +187,7 @@ impl Kernel {
         to: NodeId,
         epoch: u32,
         notice: Notice,
-    ) -> Option<(Recipient<Packet>, Packet)> {
+    ) -> Option<(Recipient<super::Packets>, Packet)> {
         let (state, current_epoch) = (self.core.proc(to).state, self.core.proc(to).epoch);
         if current_epoch != epoch || state == ProcState::Down {
             return None;

@@ -39,6 +39,31 @@ impl Message for Packet {
     type Result = ();
 }
 
+/// Every packet one endpoint receives in one pass over an instant, as one actix message: a name
+/// server that 500 brokers register with in the same millisecond is woken once, not 500 times.
+/// Each endpoint handles them in arrival order with its own `Handler<Packet>`.
+pub struct Packets(pub Vec<Packet>);
+
+impl Message for Packets {
+    type Result = ();
+}
+
+/// Implements `Handler<Packets>` for endpoint actors by handing each packet to their
+/// `Handler<Packet>` in order.
+#[macro_export]
+macro_rules! packet_endpoint {
+    ($($actor:ty),* $(,)?) => {$(
+        impl actix::Handler<$crate::actors::network::Packets> for $actor {
+            type Result = ();
+            fn handle(&mut self, packets: $crate::actors::network::Packets, ctx: &mut actix::Context<Self>) {
+                for p in packets.0 {
+                    <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx);
+                }
+            }
+        }
+    )*};
+}
+
 /// A timer handle, for cancelling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TimerId(u64);
@@ -116,7 +141,7 @@ impl Net {
     /// Starts (or restarts) `node`; `endpoint` receives its packets (`None` for a process that
     /// only keeps timers, like the director).
     /// Returns the new incarnation's epoch.
-    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packet>>) -> u32 {
+    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packets>>) -> u32 {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let epoch = k.core.start(node);
@@ -292,13 +317,18 @@ impl Net {
         }
     }
 
+    /// Delivers everything due at `now`. Packets for one endpoint are gathered into one
+    /// message; a batch is sent before any timer of the same process runs, so each process
+    /// still sees its packets and timers in agenda order.
     fn dispatch_due(&self, now: SimTime) {
+        let mut batches = Batches::default();
         loop {
             let due = self.0.borrow_mut().agenda.pop_due(now);
-            let Some((_, due)) = due else { return };
+            let Some((_, due)) = due else { break };
             match due {
                 Due::Timer { owner, epoch, id, fire } => {
                     if let Some(fire) = self.0.borrow_mut().admit_timer(owner, epoch, id, fire) {
+                        batches.flush(owner);
                         fire();
                     }
                 }
@@ -306,17 +336,50 @@ impl Net {
                     let target = self.0.borrow_mut().arrive(now, packet);
                     if let Some((endpoint, packet)) = target {
                         self.note_arrival(now, &packet);
-                        endpoint.do_send(packet);
+                        batches.gather(endpoint, packet);
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
                     let target = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
                     if let Some((endpoint, packet)) = target {
-                        endpoint.do_send(packet);
+                        batches.gather(endpoint, packet);
                     }
                 }
                 Due::IdleCheck { channel, server } => self.0.borrow_mut().idle_check(now, channel, server),
             }
+        }
+        batches.flush_all();
+    }
+}
+
+/// Packets gathered per endpoint during one pass, sent in order of first arrival.
+#[derive(Default)]
+struct Batches {
+    order: Vec<NodeId>,
+    pending: BTreeMap<NodeId, (Recipient<Packets>, Vec<Packet>)>,
+}
+
+impl Batches {
+    fn gather(&mut self, endpoint: Recipient<Packets>, packet: Packet) {
+        let to = packet.to;
+        match self.pending.get_mut(&to) {
+            Some((_, packets)) => packets.push(packet),
+            None => {
+                self.order.push(to);
+                self.pending.insert(to, (endpoint, vec![packet]));
+            }
+        }
+    }
+
+    fn flush(&mut self, node: NodeId) {
+        if let Some((endpoint, packets)) = self.pending.remove(&node) {
+            endpoint.do_send(Packets(packets));
+        }
+    }
+
+    fn flush_all(&mut self) {
+        for node in std::mem::take(&mut self.order) {
+            self.flush(node);
         }
     }
 }

@@ -296,14 +296,11 @@ enum Life {
 }
 
 pub fn check_lifecycles(ctx: &mut Ctx, events: &[Placed], starts: &BTreeMap<String, SimTime>) {
-    let mut life: BTreeMap<&str, Life> = starts.keys().map(|k| (k.as_str(), Life::NotStarted)).collect();
+    // Only processes some fault has touched are here; the others are running once started.
+    // (Thousands of processes and faults: keep this linear.)
+    let mut life: BTreeMap<&str, Life> = BTreeMap::new();
     for p in events {
         let at = p.event.at;
-        for (name, start) in starts {
-            if *start <= at && life[name.as_str()] == Life::NotStarted {
-                life.insert(name, Life::Running);
-            }
-        }
         let (target, need, next): (&str, &[Life], Life) = match &p.event.action {
             Action::Crash(t) | Action::HostDown(t) => (t, &[Life::Running, Life::Hung], Life::Down),
             Action::Shutdown(t) => (t, &[Life::Running], Life::Down),
@@ -317,7 +314,12 @@ pub fn check_lifecycles(ctx: &mut Ctx, events: &[Placed], starts: &BTreeMap<Stri
             }
             _ => continue,
         };
-        let Some(&now) = life.get(target) else { continue };
+        let Some(&start) = starts.get(target) else { continue };
+        let now = match life.get(target) {
+            Some(&state) => state,
+            None if start <= at => Life::Running,
+            None => Life::NotStarted,
+        };
         if !need.contains(&now) {
             let state = match now {
                 Life::NotStarted => format!("has not started yet (it starts at {})", starts[target]),
