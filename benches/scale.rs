@@ -1,11 +1,21 @@
-//! Scale benchmark: `cargo bench --bench scale`.
+//! Scale benchmark: `cargo bench --bench scale` (or `cargo bench --bench scale -- nacos`).
 //!
 //! RocketMQ: 1,000 brokers (500 groups, master + slave) × 2 name servers × 100 topics, for one
 //! virtual hour, with a wave of 100 kill -9s and 100 host failures at 30 min and 10 clients
 //! polling routes. The target is under 2 s of wall time on a 2-core machine.
 //!
+//! Nacos: 10,000 ephemeral instances across 100 services for one virtual hour, registered the
+//! way a Dubbo provider does it — 100 provider processes, each one `NamingService` registering
+//! one instance of each of the 100 services from its ip:port — with 10 providers (1,000
+//! instances) crashing at 30 min and a subscriber watching two services. The target is under
+//! 5 s.
+//!
 //! Each case runs a few times and reports the best and median wall time plus events per second.
 //! Timing belongs here, never in `cargo test`.
+
+// The same allocator as the `routesim` binary.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use routesim::rocketmq::broker::BrokerConfig;
 use routesim::rocketmq::route_table::NamesrvConfig;
@@ -94,6 +104,36 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
     }
 }
 
+fn nacos_scale(providers: usize, services: usize) -> Scenario {
+    let mut t = String::from(
+        "[scenario]\nname = \"nacos scale\"\nseed = 42\nduration = \"1h\"\n\n[[nacos_server]]\nname = \"nacos1\"\n",
+    );
+    for p in 0..providers {
+        // Providers come up over the first five seconds; each registers all its services at once.
+        let start = (p * 4999) / providers;
+        for s in 0..services {
+            t += &format!(
+                "\n[[instance]]\nname = \"p{p}-s{s}\"\napp = \"provider{p}\"\nservice = \"svc{s}\"\nip = \"10.1.{}.{}\"\nport = 20880\nstart = \"{start}ms\"\n",
+                p / 250,
+                p % 250
+            );
+        }
+    }
+    t += "\n[[subscriber]]\nname = \"gateway\"\nservices = [\"svc0\", \"svc1\"]\n";
+    let crashed = providers / 10;
+    for p in 0..crashed {
+        t += &format!("\n[[fault]]\nname = \"crash provider{p}\"\nat = \"30m\"\ncrash = \"provider{p}\"\n");
+    }
+    // Unhealthy 15–20 s and deleted 30–35 s after the last beat: all gone within 40 s.
+    t += &format!(
+        "\n[[expect]]\nname = \"the crashed providers' instances are deleted\"\nafter = \"crash provider0\"\nwithin = \"40s\"\nservice = {{ server = \"nacos1\", service = \"svc0\", total = {}, healthy = {} }}\n",
+        providers - crashed,
+        providers - crashed
+    );
+    routesim::sim::scenario::parse(std::path::Path::new("nacos-scale.toml"), &t)
+        .expect("the generated scenario is valid")
+}
+
 fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration) {
     let mut times = Vec::new();
     let mut events = 0;
@@ -115,6 +155,15 @@ fn main() {
     // `cargo bench -- NAME` runs the cases whose name contains NAME.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |n: &str| filter.as_deref().is_none_or(|f| n.contains(f));
+    if wanted("nacos") {
+        let s = nacos_scale(100, 100);
+        measure(
+            "nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash",
+            &s,
+            3,
+            Duration::from_secs(5),
+        );
+    }
     if wanted("rocketmq") {
         let s = rocketmq_scale(500, 100);
         measure(

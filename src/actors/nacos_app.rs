@@ -15,10 +15,11 @@ use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
 use crate::nacos::notes::{NacosNote, RegisterReason};
 use crate::nacos::types::{Instance, ServiceKey};
 use crate::nacos::wire::{Answer, BeatReq, DeregisterReq, NacosMsg, RegisterReq};
-use crate::sim::clock::SimDuration;
+use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One instance the application registers.
@@ -60,6 +61,16 @@ pub struct NacosApp {
     registered: Vec<bool>,
     /// During shutdown: the next instance to deregister.
     shutdown: Option<usize>,
+    /// The reactor's scheduled `BeatTask` runs, by due time then scheduling order. The
+    /// application wakes once for all runs due in the same instant — as one executor thread
+    /// would run them back to back — instead of once per instance.
+    due: BTreeMap<(SimTime, u64), (usize, TaskId)>,
+    scheduled: u64,
+    /// The instant the one wake-up timer is set for.
+    armed: Option<SimTime>,
+    /// Each beat chain's two requests, light and full, built once: the query parameters and
+    /// body never change for a `BeatInfo`, so a beat is one shared pointer.
+    requests: BTreeMap<TaskId, [Arc<BeatReq>; 2]>,
 }
 
 impl NacosApp {
@@ -72,7 +83,18 @@ impl NacosApp {
     ) -> Self {
         let registered = vec![false; instances.len()];
         let http = HttpClient::new(env.clone(), servers, read_timeout);
-        NacosApp { env, reactor: BeatReactor::new(), http, instances, registered, shutdown: None }
+        NacosApp {
+            env,
+            reactor: BeatReactor::new(),
+            http,
+            instances,
+            registered,
+            shutdown: None,
+            due: BTreeMap::new(),
+            scheduled: 0,
+            armed: None,
+            requests: BTreeMap::new(),
+        }
     }
 
     fn register(
@@ -89,8 +111,43 @@ impl NacosApp {
         }
     }
 
-    fn schedule_beat(&self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
-        self.env.after(delay, &ctx.address(), BeatDue { idx, task });
+    fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
+        let at = self.env.now() + delay;
+        self.scheduled += 1;
+        self.due.insert((at, self.scheduled), (idx, task));
+        self.arm(ctx);
+    }
+
+    /// Keeps one timer set for the earliest scheduled run.
+    fn arm(&mut self, ctx: &mut Context<Self>) {
+        let Some(&(at, _)) = self.due.keys().next() else { return };
+        if self.armed.is_some_and(|armed| armed <= at) {
+            return;
+        }
+        self.armed = Some(at);
+        self.env.after(at.since(self.env.now()), &ctx.address(), Wake(at));
+    }
+
+    /// A `BeatTask` run.
+    fn beat(&mut self, idx: usize, task: TaskId, ctx: &mut Context<Self>) {
+        let Some(beat) = self.reactor.beat(task) else {
+            self.requests.remove(&task);
+            return;
+        };
+        let info = beat.info;
+        let [light, full] = self.requests.entry(task).or_insert_with(|| {
+            let req = |body| {
+                let (service, cluster, ip, port) =
+                    (info.service.clone(), info.cluster.clone(), info.ip.clone(), info.port);
+                Arc::new(BeatReq { service, cluster, ip, port, body })
+            };
+            [req(None), req(Some(info.clone()))]
+        });
+        let req = if beat.light { light.clone() } else { full.clone() };
+        let purpose = Purpose::Beat { idx, task, info, light: beat.light };
+        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), &ctx.address()) {
+            self.outcome(o, ctx);
+        }
     }
 
     fn outcome(&mut self, outcome: Outcome<Purpose>, ctx: &mut Context<Self>) {
@@ -215,30 +272,27 @@ impl Handler<RegisterNow> for NacosApp {
     }
 }
 
-/// A `BeatTask` run.
+/// The wake-up for the runs scheduled at the given instant (stale when re-armed earlier).
 #[derive(Message)]
 #[rtype(result = "()")]
-struct BeatDue {
-    idx: usize,
-    task: TaskId,
-}
+struct Wake(SimTime);
 
-impl Handler<BeatDue> for NacosApp {
+impl Handler<Wake> for NacosApp {
     type Result = ();
-    fn handle(&mut self, BeatDue { idx, task }: BeatDue, ctx: &mut Context<Self>) {
-        let Some(beat) = self.reactor.beat(task) else { return };
-        let info = beat.info;
-        let req = BeatReq {
-            service: info.service.clone(),
-            cluster: info.cluster.clone(),
-            ip: info.ip.clone(),
-            port: info.port,
-            body: (!beat.light).then(|| info.clone()),
-        };
-        let purpose = Purpose::Beat { idx, task, info, light: beat.light };
-        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), &ctx.address()) {
-            self.outcome(o, ctx);
+    fn handle(&mut self, Wake(at): Wake, ctx: &mut Context<Self>) {
+        if self.armed != Some(at) {
+            return;
         }
+        self.armed = None;
+        let now = self.env.now();
+        while let Some((&(t, seq), &(idx, task))) = self.due.iter().next() {
+            if t > now {
+                break;
+            }
+            self.due.remove(&(t, seq));
+            self.beat(idx, task, ctx);
+        }
+        self.arm(ctx);
     }
 }
 

@@ -80,7 +80,11 @@ impl<P> HttpClient<P> {
         let channel = self.env.net.current_channel(self.env.node, node);
         let deadline = channel.map(|_| self.env.now() + self.read_timeout);
         self.inflight.insert(id, Attempt { call, server, channel, deadline });
-        self.arm(addr);
+        // Every attempt of this client has the same read timeout, so a new deadline is never
+        // earlier than the one an armed timer already waits for.
+        if self.timer.is_none() {
+            self.arm(addr);
+        }
         None
     }
 

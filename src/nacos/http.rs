@@ -103,8 +103,8 @@ impl<C> InFlight<C> {
 
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
         let i = self.attempts.iter().position(|(m, _)| *m == msg)?;
-        // Keep arrival order: expired() and on_channel() hand attempts back oldest first.
-        Some(self.attempts.remove(i).1)
+        // Order does not matter here: expired() and on_channel() sort what they hand back.
+        Some(self.attempts.swap_remove(i).1)
     }
 
     /// Attempts whose read deadline has passed, by deadline then by message id.

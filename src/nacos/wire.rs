@@ -23,8 +23,8 @@ pub enum NacosMsg {
     /// `deregisterService`: `namespaceId, serviceName, clusterName, ip, port, ephemeral`.
     Deregister(Arc<DeregisterReq>),
     /// `sendBeat`: query `namespaceId, serviceName, clusterName, ip, port`, plus a `beat=<json>`
-    /// form body unless the beat is light.
-    Beat(BeatReq),
+    /// form body unless the beat is light. Shared: an instance sends the same request each time.
+    Beat(Arc<BeatReq>),
     /// `queryList`: `udpPort > 0` also subscribes the caller for UDP pushes on that server.
     List(ListReq),
     /// The HTTP response to request `reply_to`.

@@ -6,83 +6,56 @@
 //! nothing else (no tokio timer wheel, no hash order) decides who goes first.
 
 use crate::sim::clock::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// A min-queue of `E` by time, FIFO among equal times.
 ///
-/// The heap orders small `(time, seq, slot)` keys; the entries themselves (packets can be a few
-/// hundred bytes) stay put in a slab, so sifting never moves them.
+/// A calendar of instants: one FIFO bucket per distinct instant. A simulation puts many entries
+/// on the same instant (a provider's hundred beats, a broker's registrations to every name
+/// server), and a bucket takes them in and hands them out without re-sorting anything.
 pub struct Agenda<E> {
-    heap: BinaryHeap<Key>,
-    slab: Vec<Option<E>>,
-    free: Vec<usize>,
-    next_seq: u64,
-}
-
-#[derive(PartialEq, Eq)]
-struct Key {
-    at: SimTime,
-    seq: u64,
-    slot: usize,
-}
-
-// BinaryHeap is a max-heap: reverse the order so the earliest (then oldest) entry is on top.
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
-}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+    buckets: BTreeMap<SimTime, VecDeque<E>>,
+    len: usize,
 }
 
 impl<E> Default for Agenda<E> {
     fn default() -> Self {
-        Agenda { heap: BinaryHeap::new(), slab: Vec::new(), free: Vec::new(), next_seq: 0 }
+        Agenda { buckets: BTreeMap::new(), len: 0 }
     }
 }
 
 impl<E> Agenda<E> {
     pub fn push(&mut self, at: SimTime, entry: E) {
-        self.next_seq += 1;
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slab[slot] = Some(entry);
-                slot
-            }
-            None => {
-                self.slab.push(Some(entry));
-                self.slab.len() - 1
-            }
-        };
-        self.heap.push(Key { at, seq: self.next_seq, slot });
+        self.buckets.entry(at).or_default().push_back(entry);
+        self.len += 1;
     }
 
     /// When the earliest entry is due.
     pub fn next_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|k| k.at)
+        self.buckets.keys().next().copied()
     }
 
     /// Removes and returns the earliest entry if it is due at or before `now`.
     pub fn pop_due(&mut self, now: SimTime) -> Option<(SimTime, E)> {
-        if self.heap.peek()?.at > now {
+        let mut first = self.buckets.first_entry()?;
+        let at = *first.key();
+        if at > now {
             return None;
         }
-        let key = self.heap.pop()?;
-        self.free.push(key.slot);
-        let entry = self.slab[key.slot].take().expect("every key has its entry");
-        Some((key.at, entry))
+        let entry = first.get_mut().pop_front().expect("buckets are never left empty");
+        if first.get().is_empty() {
+            first.remove();
+        }
+        self.len -= 1;
+        Some((at, entry))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 

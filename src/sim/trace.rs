@@ -2,7 +2,7 @@
 //!
 //! One stream feeds four outputs: the readable timeline (`routesim run`), the JSON-lines file
 //! (`--trace out.jsonl`, one object per event), the events kept in memory for reports, and the
-//! digest. The digest is BLAKE3 over a compact binary encoding (postcard) of every event, so two
+//! digest. The digest is XXH3-128 over a compact binary encoding (postcard) of every event, so two
 //! runs have the same digest exactly when they produced the same events — and since the text and
 //! JSON forms are pure functions of the events, the same bytes.
 
@@ -51,7 +51,7 @@ pub struct TraceOptions {
 
 pub struct Trace {
     opts: TraceOptions,
-    hasher: blake3::Hasher,
+    hasher: xxhash_rust::xxh3::Xxh3,
     scratch: Vec<u8>,
     kept: Vec<TraceEvent>,
     count: u64,
@@ -62,7 +62,7 @@ impl Trace {
     pub fn new(opts: TraceOptions) -> Self {
         Trace {
             opts,
-            hasher: blake3::Hasher::new(),
+            hasher: xxhash_rust::xxh3::Xxh3::new(),
             scratch: Vec::with_capacity(256),
             kept: Vec::new(),
             count: 0,
@@ -101,10 +101,10 @@ impl Trace {
         self.count
     }
 
-    /// Hex digest of the events so far (the first 16 bytes of BLAKE3).
+    /// Hex digest of the events so far (XXH3, 128 bits). Not cryptographic: it tells two runs
+    /// apart, which is all it is for, and costs a fraction of a cryptographic hash per event.
     pub fn digest(&self) -> String {
-        let hash = self.hasher.finalize();
-        hash.as_bytes()[..16].iter().map(|b| format!("{b:02x}")).collect()
+        format!("{:032x}", self.hasher.digest128())
     }
 
     /// Flushes the outputs and hands back the kept events and the first I/O error.

@@ -35,6 +35,8 @@ pub(super) struct Kernel {
     pub(super) next_msg: MsgId,
     pub(super) next_timer: u64,
     pub(super) origin: Instant,
+    /// Virtual now as of the driver's last wake.
+    pub(super) now: SimTime,
     /// The instant the driver sleeps until, if it sleeps.
     pub(super) armed: Option<SimTime>,
     pub(super) notify: Rc<Notify>,

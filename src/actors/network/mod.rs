@@ -96,6 +96,7 @@ impl Net {
             next_msg: 0,
             next_timer: 0,
             origin: Instant::now(),
+            now: SimTime::ZERO,
             armed: None,
             notify: Rc::new(Notify::new()),
             obs,
@@ -103,10 +104,18 @@ impl Net {
         })))
     }
 
-    /// Virtual now: milliseconds of (paused) tokio time since the run began.
+    /// Virtual now: milliseconds of (paused) tokio time since the run began. Only the driver's
+    /// sleep moves that clock, so the driver reads it once per wake and everyone else reads the
+    /// copy.
     pub fn now(&self) -> SimTime {
+        self.0.borrow().now
+    }
+
+    fn read_clock(&self) -> SimTime {
         let origin = self.0.borrow().origin;
-        SimTime((Instant::now() - origin).as_millis() as u64)
+        let now = SimTime((Instant::now() - origin).as_millis() as u64);
+        self.0.borrow_mut().now = now;
+        now
     }
 
     pub fn add_node(&self, name: &str) -> NodeId {
@@ -292,7 +301,7 @@ impl Net {
                 }
                 self.0.borrow_mut().armed = None;
             }
-            let now = self.now();
+            let now = self.read_clock();
             let obs = self.0.borrow().obs.clone();
             obs.before_instant(now);
             if now > end {

@@ -169,7 +169,15 @@ impl NamingServer {
         }
         let interval = p.metadata.get(HEART_BEAT_INTERVAL_KEY).map_or(config.client_beat_interval, |v| to_long(v));
         client.last_updated = now;
-        schedule.reschedule(client, key, config, now);
+        // A beat that keeps a healthy instance healthy only moves the client's thresholds later:
+        // its index entries become early, and the checker re-files early entries when it
+        // reaches them. So only a health flip reschedules (its new unhealthy threshold can be
+        // earlier than what was filed, e.g. with a non-numeric timeout of 0). Recomputing on
+        // every beat would walk every instance of the client — 100 per beat for a provider
+        // that registers 100 services from one ip:port.
+        if !changes.is_empty() {
+            schedule.reschedule(client, key, config, now);
+        }
         let light_beat_enabled = config.light_beat_enabled;
         if !changes.is_empty() {
             self.bump();

@@ -96,7 +96,7 @@ pub fn save(dir: &Path, s: &Scenario, failure: &Failure) -> std::io::Result<Path
         s.seed
     ));
     let text = to_toml(&s);
-    let digest = blake3::hash(text.as_bytes()).to_hex();
+    let digest = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
     let path = dir.join(format!("{}-seed{}-{}.toml", failure.property(), s.seed, &digest[..8]));
     std::fs::write(&path, text)?;
     Ok(path)

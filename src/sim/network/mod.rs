@@ -15,7 +15,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::rng::SimRng;
 pub use links::{LinkParams, LinkRules};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 /// What a process is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,13 +111,53 @@ pub struct Fin {
     pub arrives: Option<SimTime>,
 }
 
+/// Channels by id. Ids come from a counter, so a vector indexed by id is a map without hashing
+/// or comparisons — every packet looks its channel up.
+#[derive(Default)]
+struct Channels(Vec<Option<Channel>>);
+
+impl Channels {
+    fn get(&self, id: &ChannelId) -> Option<&Channel> {
+        self.0.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    fn get_mut(&mut self, id: &ChannelId) -> Option<&mut Channel> {
+        self.0.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    fn insert(&mut self, id: ChannelId, c: Channel) {
+        let i = id.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i] = Some(c);
+    }
+
+    fn remove(&mut self, id: &ChannelId) {
+        if let Some(slot) = self.0.get_mut(id.0 as usize) {
+            *slot = None;
+        }
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Channel> {
+        self.0.iter().flatten()
+    }
+}
+
+impl std::ops::Index<&ChannelId> for Channels {
+    type Output = Channel;
+    fn index(&self, id: &ChannelId) -> &Channel {
+        self.get(id).expect("channel exists")
+    }
+}
+
 pub struct NetCore {
     pub rules: LinkRules,
     pub connect_timeout: SimDuration,
     procs: Vec<Proc>,
-    channels: BTreeMap<ChannelId, Channel>,
-    /// The channel each client currently uses towards each server.
-    current: BTreeMap<(NodeId, NodeId), ChannelId>,
+    channels: Channels,
+    /// The channel each client currently uses towards each server (looked up, never iterated).
+    current: HashMap<(NodeId, NodeId), ChannelId>,
     next_channel: u64,
 }
 
@@ -127,8 +167,8 @@ impl NetCore {
             rules,
             connect_timeout,
             procs: Vec::new(),
-            channels: BTreeMap::new(),
-            current: BTreeMap::new(),
+            channels: Channels::default(),
+            current: HashMap::new(),
             next_channel: 0,
         }
     }
