@@ -6,7 +6,7 @@ use crate::actors::network::{Stop as ProcStop, TimerId};
 use crate::rocketmq::broker::{BrokerCore, TopicChange};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
 use crate::rocketmq::types::perm;
-use crate::rocketmq::wire::RmqMsg;
+use crate::rocketmq::wire::{HeartbeatRequest, RmqMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
@@ -61,15 +61,15 @@ impl Broker {
 
     fn heartbeat(&self) {
         let c = &self.core.config;
+        let request = Arc::new(HeartbeatRequest {
+            cluster: c.cluster.clone(),
+            addr: c.addr.clone(),
+            broker_name: c.broker_name.clone(),
+            broker_id: c.broker_id,
+            data_version: self.core.data_version(),
+        });
         for (_, ns) in &self.namesrvs {
-            let msg = RmqMsg::QueryDataVersion {
-                cluster: c.cluster.clone(),
-                addr: c.addr.clone(),
-                broker_name: c.broker_name.clone(),
-                broker_id: c.broker_id,
-                data_version: self.core.data_version(),
-            };
-            self.env.send(*ns, Body::Rmq(msg));
+            self.env.send(*ns, Body::Rmq(RmqMsg::QueryDataVersion(request.clone())));
         }
         self.env.record(RmqNote::HeartbeatSent { namesrvs: self.namesrvs.len() });
     }
@@ -85,7 +85,7 @@ impl Broker {
         };
         state.next += 1;
         let request = self.core.unregister_request();
-        let id = self.env.send(node, Body::Rmq(RmqMsg::UnregisterBroker { request }));
+        let id = self.env.send(node, Body::Rmq(RmqMsg::UnregisterBroker { request: Box::new(request) }));
         let timer = self.env.after(UNREGISTER_TIMEOUT, &ctx.address(), UnregisterTimeout(id));
         if let Some(s) = &mut self.shutdown {
             s.waiting = Some((id, timer));

@@ -53,7 +53,8 @@ pub struct Director {
 impl Director {
     /// Registers every process with the network (ids in scenario order) and the director's own
     /// timer-only process.
-    pub fn new(net: Net, obs: Obs, scenario: Scenario, mutation: Option<Mutation>) -> Self {
+    pub fn new(net: Net, obs: Obs, mut scenario: Scenario, mutation: Option<Mutation>) -> Self {
+        scenario.nacos.share_strings();
         let node = net.add_node("director");
         let epoch = net.start_process(node, None);
         let nacos: Vec<String> = scenario.nacos.starts().into_iter().map(|(n, _)| n).collect();

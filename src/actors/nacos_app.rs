@@ -106,7 +106,7 @@ impl NacosApp {
     ) {
         let service = self.instances[idx].service.clone();
         let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
-        if let Some(o) = self.http.call(Purpose::Register { idx, then }, msg, &ctx.address()) {
+        if let Some(o) = self.http.call(Purpose::Register { idx, then }, msg, ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -145,7 +145,7 @@ impl NacosApp {
         });
         let req = if beat.light { light.clone() } else { full.clone() };
         let purpose = Purpose::Beat { idx, task, info, light: beat.light };
-        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), &ctx.address()) {
+        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -234,7 +234,7 @@ impl NacosApp {
         self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
         let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
         let msg = NacosMsg::Deregister(Arc::new(req));
-        if let Some(o) = self.http.call(Purpose::Deregister { idx }, msg, &ctx.address()) {
+        if let Some(o) = self.http.call(Purpose::Deregister { idx }, msg, ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -299,7 +299,7 @@ impl Handler<Wake> for NacosApp {
 impl Handler<Packet> for NacosApp {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        for o in self.http.on_packet(&p, &ctx.address()) {
+        for o in self.http.on_packet(&p, ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -308,7 +308,7 @@ impl Handler<Packet> for NacosApp {
 impl Handler<ReadTimeouts> for NacosApp {
     type Result = ();
     fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        for o in self.http.on_read_timeouts(&ctx.address()) {
+        for o in self.http.on_read_timeouts(ctx) {
             self.outcome(o, ctx);
         }
     }

@@ -54,7 +54,7 @@ impl<P> HttpClient<P> {
 
     /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
     /// with no server configured: then it fails at once ("no server available").
-    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, addr: &Addr<A>) -> Option<Outcome<P>>
+    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, ctx: &Context<A>) -> Option<Outcome<P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -65,11 +65,11 @@ impl<P> HttpClient<P> {
         let call = Call { purpose, msg, api: ReqApi::new(n, start) };
         let api = call.msg.kind();
         let failure = Failure::Http { status: 400, message: Arc::from("no server available") };
-        self.attempt(call, addr).map(|call| Outcome::Failed { purpose: call.purpose, api, failure })
+        self.attempt(call, ctx).map(|call| Outcome::Failed { purpose: call.purpose, api, failure })
     }
 
     /// Sends `call` to its next server; gives the call back when none is left.
-    fn attempt<A>(&mut self, mut call: Call<P>, addr: &Addr<A>) -> Option<Call<P>>
+    fn attempt<A>(&mut self, mut call: Call<P>, ctx: &Context<A>) -> Option<Call<P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -83,12 +83,12 @@ impl<P> HttpClient<P> {
         // Every attempt of this client has the same read timeout, so a new deadline is never
         // earlier than the one an armed timer already waits for.
         if self.timer.is_none() {
-            self.arm(addr);
+            self.arm(ctx);
         }
         None
     }
 
-    fn arm<A>(&mut self, addr: &Addr<A>)
+    fn arm<A>(&mut self, ctx: &Context<A>)
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -99,11 +99,11 @@ impl<P> HttpClient<P> {
         if let Some((_, old)) = self.timer.take() {
             self.env.net.cancel(old);
         }
-        self.timer = Some((at, self.env.after(at.since(self.env.now()), addr, ReadTimeouts)));
+        self.timer = Some((at, self.env.after(at.since(self.env.now()), &ctx.address(), ReadTimeouts)));
     }
 
     /// One attempt failed: trace it and try the next server, or report the call failed.
-    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, addr: &Addr<A>, out: &mut Vec<Outcome<P>>)
+    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Vec<Outcome<P>>)
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -114,13 +114,13 @@ impl<P> HttpClient<P> {
             let server = self.servers[server].0.clone();
             self.env.record(NacosNote::AttemptFailed { api, server, failure: failure.clone(), next });
         }
-        if let Some(call) = self.attempt(call, addr) {
+        if let Some(call) = self.attempt(call, ctx) {
             out.push(Outcome::Failed { purpose: call.purpose, api, failure });
         }
     }
 
     /// A packet for this process: an answer, or a network notice about one of our requests.
-    pub fn on_packet<A>(&mut self, p: &Packet, addr: &Addr<A>) -> Vec<Outcome<P>>
+    pub fn on_packet<A>(&mut self, p: &Packet, ctx: &Context<A>) -> Vec<Outcome<P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -132,7 +132,7 @@ impl<P> HttpClient<P> {
                 match answer {
                     Answer::Error { status, message } => {
                         let failure = Failure::Http { status: *status, message: message.clone() };
-                        self.failed(attempt, failure, addr, &mut out);
+                        self.failed(attempt, failure, ctx, &mut out);
                     }
                     answer => {
                         let server = self.servers[attempt.server].0.clone();
@@ -146,12 +146,12 @@ impl<P> HttpClient<P> {
                         ConnectFailure::Refused => Failure::Refused,
                         ConnectFailure::TimedOut => Failure::ConnectTimeout,
                     };
-                    self.failed(attempt, failure, addr, &mut out);
+                    self.failed(attempt, failure, ctx, &mut out);
                 }
             }
             Body::Notice(Notice::ChannelClosed { channel, .. }) => {
                 for (_, attempt) in self.inflight.on_channel(*channel) {
-                    self.failed(attempt, Failure::Closed, addr, &mut out);
+                    self.failed(attempt, Failure::Closed, ctx, &mut out);
                 }
             }
             _ => {}
@@ -160,7 +160,7 @@ impl<P> HttpClient<P> {
     }
 
     /// The alarm rang: every attempt past its read deadline fails and its channel is closed.
-    pub fn on_read_timeouts<A>(&mut self, addr: &Addr<A>) -> Vec<Outcome<P>>
+    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Vec<Outcome<P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -170,9 +170,9 @@ impl<P> HttpClient<P> {
             if let Some(channel) = attempt.channel {
                 self.env.net.close(self.env.node, channel, "read timed out");
             }
-            self.failed(attempt, Failure::ReadTimeout, addr, &mut out);
+            self.failed(attempt, Failure::ReadTimeout, ctx, &mut out);
         }
-        self.arm(addr);
+        self.arm(ctx);
         out
     }
 }

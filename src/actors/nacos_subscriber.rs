@@ -57,7 +57,7 @@ impl NacosSubscriber {
             udp_port: self.udp_port,
             healthy_only: false,
         };
-        if let Some(o) = self.http.call(Poll { idx, kind, first }, NacosMsg::List(req), &ctx.address()) {
+        if let Some(o) = self.http.call(Poll { idx, kind, first }, NacosMsg::List(Arc::new(req)), ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -162,7 +162,7 @@ impl Handler<Packet> for NacosSubscriber {
             self.pushed(info.clone(), p.from);
             return;
         }
-        for o in self.http.on_packet(&p, &ctx.address()) {
+        for o in self.http.on_packet(&p, ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -171,7 +171,7 @@ impl Handler<Packet> for NacosSubscriber {
 impl Handler<ReadTimeouts> for NacosSubscriber {
     type Result = ();
     fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        for o in self.http.on_read_timeouts(&ctx.address()) {
+        for o in self.http.on_read_timeouts(ctx) {
             self.outcome(o, ctx);
         }
     }

@@ -115,10 +115,10 @@ impl Handler<Packet> for RouteTable {
     fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
         match &p.body {
             Body::Rmq(RmqMsg::RegisterBroker(req)) => self.register(&p, req),
-            Body::Rmq(RmqMsg::QueryDataVersion { cluster, addr, broker_name, broker_id, data_version }) => {
+            Body::Rmq(RmqMsg::QueryDataVersion(hb)) => {
                 let now = self.env.now();
-                let out = self.table.borrow_mut().query_broker_topic_config(now, cluster, addr, data_version);
-                let broker = format!("{broker_name}[{broker_id}]@{addr}");
+                let out = self.table.borrow_mut().query_broker_topic_config(now, &hb.cluster, &hb.addr, &hb.data_version);
+                let broker = format!("{}[{}]@{}", hb.broker_name, hb.broker_id, hb.addr);
                 if out.refreshed {
                     self.env.record(RmqNote::HeartbeatRefreshed { broker });
                 } else {
@@ -127,7 +127,7 @@ impl Handler<Packet> for RouteTable {
             }
             Body::Rmq(RmqMsg::UnregisterBroker { request }) => {
                 // DefaultRequestProcessor#unregisterBroker only queues, then answers SUCCESS.
-                self.submit(request.clone(), UnregisterSource::Request);
+                self.submit((**request).clone(), UnregisterSource::Request);
                 let reply = RmqMsg::UnregisterBrokerReply { reply_to: p.id, ok: true };
                 self.env.send_on(p.channel, Body::Rmq(reply));
             }

@@ -7,6 +7,7 @@
 use crate::sim::clock::SimTime;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ pub type Metadata = BTreeMap<String, String>;
 
 /// A 2.x `Service`: namespace plus the grouped name `group@@name`. `Service.equals` ignores the
 /// ephemeral flag, and every service in this model is ephemeral, so it is left out.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct ServiceKey {
     pub namespace: Arc<str>,
     /// `NamingUtils.getGroupedName`: `DEFAULT_GROUP@@orders`.
@@ -62,6 +63,40 @@ pub struct ServiceKey {
 impl ServiceKey {
     pub fn new(namespace: &str, group: &str, name: &str) -> Self {
         ServiceKey { namespace: Arc::from(namespace), grouped: Arc::from(format!("{group}@@{name}")) }
+    }
+}
+
+/// Content order, with a shortcut for the shared names of `NacosSpecs::share_strings`: the
+/// naming server's maps compare keys on every beat, and most comparisons meet the same `Arc`.
+fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> Ordering {
+    if Arc::ptr_eq(a, b) {
+        Ordering::Equal
+    } else {
+        a.cmp(b)
+    }
+}
+
+impl Ord for ServiceKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_shared(&self.namespace, &other.namespace).then_with(|| cmp_shared(&self.grouped, &other.grouped))
+    }
+}
+
+impl PartialOrd for ServiceKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ClientKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_shared(&self.ip, &other.ip).then(self.port.cmp(&other.port))
+    }
+}
+
+impl PartialOrd for ClientKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -78,7 +113,7 @@ impl fmt::Display for ServiceKey {
 
 /// The identity of an `IpPortBasedClient`: its id is `ip:port#true`. One client publishes at most
 /// one instance per service, so `(client, service)` names an instance on a server.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct ClientKey {
     pub ip: Arc<str>,
     pub port: u16,

@@ -26,7 +26,7 @@ pub enum NacosMsg {
     /// form body unless the beat is light. Shared: an instance sends the same request each time.
     Beat(Arc<BeatReq>),
     /// `queryList`: `udpPort > 0` also subscribes the caller for UDP pushes on that server.
-    List(ListReq),
+    List(Arc<ListReq>),
     /// The HTTP response to request `reply_to`.
     Reply { reply_to: MsgId, answer: Answer },
     /// A UDP push of a service's current data (`PushExecutorUdpImpl`).

@@ -15,7 +15,7 @@ pub enum RmqMsg {
     },
     /// `UNREGISTER_BROKER` (104), sent by a broker shutting down gracefully.
     UnregisterBroker {
-        request: UnregisterRequest,
+        request: Box<UnregisterRequest>,
     },
     UnregisterBrokerReply {
         reply_to: MsgId,
@@ -23,13 +23,7 @@ pub enum RmqMsg {
     },
     /// `QUERY_DATA_VERSION` (322): the acting-master broker's 1 s lightweight heartbeat
     /// (`compatibleWithOldNameSrv = true`, so not `BROKER_HEARTBEAT`). Oneway.
-    QueryDataVersion {
-        cluster: String,
-        addr: String,
-        broker_name: String,
-        broker_id: u64,
-        data_version: DataVersion,
-    },
+    QueryDataVersion(Arc<HeartbeatRequest>),
     /// `GET_ROUTEINFO_BY_TOPIC` (105).
     GetRouteInfo {
         topic: String,
@@ -43,6 +37,17 @@ pub enum RmqMsg {
     },
 }
 
+/// The lightweight heartbeat's fields; one request is shared by the copies sent to every name
+/// server. (Boxed so that the common messages, and with them every packet, stay small.)
+#[derive(Debug)]
+pub struct HeartbeatRequest {
+    pub cluster: String,
+    pub addr: String,
+    pub broker_name: String,
+    pub broker_id: u64,
+    pub data_version: DataVersion,
+}
+
 impl RmqMsg {
     pub fn code_name(&self) -> &'static str {
         match self {
@@ -50,7 +55,7 @@ impl RmqMsg {
             RmqMsg::RegisterBrokerReply { .. } => "REGISTER_BROKER reply",
             RmqMsg::UnregisterBroker { .. } => "UNREGISTER_BROKER",
             RmqMsg::UnregisterBrokerReply { .. } => "UNREGISTER_BROKER reply",
-            RmqMsg::QueryDataVersion { .. } => "QUERY_DATA_VERSION",
+            RmqMsg::QueryDataVersion(_) => "QUERY_DATA_VERSION",
             RmqMsg::GetRouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC",
             RmqMsg::RouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC reply",
         }

@@ -150,12 +150,10 @@ impl Kernel {
         }
     }
 
-    pub(super) fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<(Recipient<super::Packets>, Packet)> {
+    /// The packet if it is to be delivered now to its (existing) endpoint.
+    pub(super) fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<Packet> {
         match self.core.arrive(now, packet.channel, packet.to) {
-            Arrival::Accept => {
-                let endpoint = self.endpoints[packet.to.0 as usize].clone()?;
-                Some((endpoint, packet))
-            }
+            Arrival::Accept => self.endpoints[packet.to.0 as usize].is_some().then_some(packet),
             Arrival::Park => {
                 self.parked.entry(packet.to).or_default().push(Due::Deliver(packet));
                 None
@@ -189,7 +187,7 @@ impl Kernel {
         to: NodeId,
         epoch: u32,
         notice: Notice,
-    ) -> Option<(Recipient<super::Packets>, Packet)> {
+    ) -> Option<Packet> {
         let (state, current_epoch) = (self.core.proc(to).state, self.core.proc(to).epoch);
         if current_epoch != epoch || state == ProcState::Down {
             return None;
@@ -207,8 +205,7 @@ impl Kernel {
             self.parked.entry(to).or_default().push(Due::Deliver(packet));
             return None;
         }
-        let endpoint = self.endpoints[to.0 as usize].clone()?;
-        Some((endpoint, packet))
+        self.endpoints[to.0 as usize].is_some().then_some(packet)
     }
 
     pub(super) fn idle_check(&mut self, now: SimTime, channel: ChannelId, server: NodeId) {

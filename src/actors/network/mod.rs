@@ -318,7 +318,7 @@ impl Net {
         if !k.obs.watches_network() {
             return;
         }
-        if let Body::Rmq(RmqMsg::RegisterBroker(_) | RmqMsg::QueryDataVersion { .. }) = &p.body {
+        if let Body::Rmq(RmqMsg::RegisterBroker(_) | RmqMsg::QueryDataVersion(_)) = &p.body {
             let (from, to) = (k.core.name(p.from).to_string(), k.core.name(p.to).to_string());
             let obs = k.obs.clone();
             drop(k);
@@ -342,16 +342,16 @@ impl Net {
                     }
                 }
                 Due::Deliver(packet) => {
-                    let target = self.0.borrow_mut().arrive(now, packet);
-                    if let Some((endpoint, packet)) = target {
+                    let accepted = self.0.borrow_mut().arrive(now, packet);
+                    if let Some(packet) = accepted {
                         self.note_arrival(now, &packet);
-                        batches.gather(endpoint, packet);
+                        batches.gather(packet, &self.0.borrow().endpoints);
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
-                    let target = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
-                    if let Some((endpoint, packet)) = target {
-                        batches.gather(endpoint, packet);
+                    let accepted = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
+                    if let Some(packet) = accepted {
+                        batches.gather(packet, &self.0.borrow().endpoints);
                     }
                 }
                 Due::IdleCheck { channel, server } => self.0.borrow_mut().idle_check(now, channel, server),
@@ -369,11 +369,13 @@ struct Batches {
 }
 
 impl Batches {
-    fn gather(&mut self, endpoint: Recipient<Packets>, packet: Packet) {
+    /// Adds `packet` to its endpoint's batch; the endpoint's address is cloned once per batch.
+    fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>]) {
         let to = packet.to;
         match self.pending.get_mut(&to) {
             Some((_, packets)) => packets.push(packet),
             None => {
+                let Some(endpoint) = endpoints[to.0 as usize].clone() else { return };
                 self.order.push(to);
                 self.pending.insert(to, (endpoint, vec![packet]));
             }
