@@ -117,7 +117,8 @@ impl Handler<Packet> for RouteTable {
             Body::Rmq(RmqMsg::RegisterBroker(req)) => self.register(&p, req),
             Body::Rmq(RmqMsg::QueryDataVersion(hb)) => {
                 let now = self.env.now();
-                let out = self.table.borrow_mut().query_broker_topic_config(now, &hb.cluster, &hb.addr, &hb.data_version);
+                let out =
+                    self.table.borrow_mut().query_broker_topic_config(now, &hb.cluster, &hb.addr, &hb.data_version);
                 let broker = format!("{}[{}]@{}", hb.broker_name, hb.broker_id, hb.addr);
                 if out.refreshed {
                     self.env.record(RmqNote::HeartbeatRefreshed { broker });

@@ -6,8 +6,8 @@
 
 use crate::sim::clock::SimTime;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 

@@ -181,13 +181,7 @@ impl Kernel {
         }
     }
 
-    pub(super) fn admit_notice(
-        &mut self,
-        _now: SimTime,
-        to: NodeId,
-        epoch: u32,
-        notice: Notice,
-    ) -> Option<Packet> {
+    pub(super) fn admit_notice(&mut self, _now: SimTime, to: NodeId, epoch: u32, notice: Notice) -> Option<Packet> {
         let (state, current_epoch) = (self.core.proc(to).state, self.core.proc(to).epoch);
         if current_epoch != epoch || state == ProcState::Down {
             return None;
