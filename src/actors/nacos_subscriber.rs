@@ -8,7 +8,7 @@
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
-use crate::nacos::notes::{NacosNote, ViewSource};
+use crate::nacos::notes::{NacosNote, SeenHost, ViewSource};
 use crate::nacos::subscriber::{PollKind, SubscriberCore, DEFAULT_DELAY};
 use crate::nacos::types::{ClientKey, ServiceInfo, ServiceKey};
 use crate::nacos::wire::{Answer, ListReq, NacosMsg};
@@ -62,29 +62,34 @@ impl NacosSubscriber {
         }
     }
 
-    /// The cached hosts in one line: `[orders-1 healthy, orders-2 UNHEALTHY]`.
-    fn view(&self, service: &ServiceKey) -> String {
+    /// The cached hosts by scenario name (or `ip:port`), and in one line:
+    /// `[orders-1 healthy, orders-2 UNHEALTHY]`.
+    fn view(&self, service: &ServiceKey) -> (String, Vec<SeenHost>) {
         let core = self.core.borrow();
-        let hosts: Vec<String> = core
+        let hosts: Vec<SeenHost> = core
             .all_instances(service)
             .iter()
             .map(|h| {
                 let key = ClientKey::new(&h.ip, h.port);
-                let name = self
+                let instance = self
                     .env
                     .obs
                     .world
                     .nacos_instance_name(service, &key)
-                    .map_or_else(|| format!("{}:{}", h.ip, h.port), str::to_string);
-                format!("{name} {}", if h.healthy { "healthy" } else { "UNHEALTHY" })
+                    .map_or_else(|| Arc::from(format!("{}:{}", h.ip, h.port)), Arc::from);
+                SeenHost { instance, healthy: h.healthy }
             })
             .collect();
-        format!("[{}]", hosts.join(", "))
+        let line: Vec<String> = hosts
+            .iter()
+            .map(|h| format!("{} {}", h.instance, if h.healthy { "healthy" } else { "UNHEALTHY" }))
+            .collect();
+        (format!("[{}]", line.join(", ")), hosts)
     }
 
     fn view_changed(&self, service: &ServiceKey, source: ViewSource, server: Arc<str>) {
-        let view = self.view(service);
-        self.env.record(NacosNote::ViewChanged { service: service.clone(), source, server, view });
+        let (view, hosts) = self.view(service);
+        self.env.record(NacosNote::ViewChanged { service: service.clone(), source, server, view, hosts });
     }
 
     fn outcome(&mut self, outcome: Outcome<Poll>, ctx: &mut Context<Self>) {

@@ -236,7 +236,9 @@ impl NamingServer {
             if p.healthy && millis > t.beat as i128 {
                 p.healthy = false;
                 changed = true;
-                out.push(Change::Unhealthy { service: service.clone(), client: key.clone(), silent, timeout: t.beat });
+                let delete_timeout = expire.then_some(t.delete);
+                let (service, client) = (service.clone(), key.clone());
+                out.push(Change::Unhealthy { service, client, silent, timeout: t.beat, delete_timeout });
             }
             if expire && millis > t.delete as i128 {
                 expired.push(service.clone());

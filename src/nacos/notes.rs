@@ -31,41 +31,147 @@ pub enum ViewSource {
     Poll,
 }
 
+/// One host in a subscriber's cached list: the instance's scenario name (or `ip:port`) and health.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SeenHost {
+    pub instance: Arc<str>,
+    pub healthy: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum NacosNote {
     // ---- client: NacosNamingService, BeatReactor, NamingProxy ----
-    Registering { instance: Arc<str>, service: ServiceKey, reason: RegisterReason, first_beat: Option<SimDuration> },
-    Registered { instance: Arc<str>, server: Arc<str> },
-    Beat { instance: Arc<str>, server: Arc<str>, light: bool, code: i32, next: Option<SimDuration> },
-    LightBeats { enabled: bool, server: Arc<str> },
-    AttemptFailed { api: &'static str, server: Arc<str>, failure: Failure, next: Arc<str> },
-    CallFailed { instance: Arc<str>, api: &'static str, failure: Failure, next_beat: Option<SimDuration> },
-    Deregistering { instance: Arc<str> },
-    Deregistered { instance: Arc<str>, server: Option<Arc<str>> },
+    Registering {
+        instance: Arc<str>,
+        service: ServiceKey,
+        reason: RegisterReason,
+        first_beat: Option<SimDuration>,
+    },
+    Registered {
+        instance: Arc<str>,
+        server: Arc<str>,
+    },
+    Beat {
+        instance: Arc<str>,
+        server: Arc<str>,
+        light: bool,
+        code: i32,
+        next: Option<SimDuration>,
+    },
+    LightBeats {
+        enabled: bool,
+        server: Arc<str>,
+    },
+    AttemptFailed {
+        api: &'static str,
+        server: Arc<str>,
+        failure: Failure,
+        next: Arc<str>,
+    },
+    CallFailed {
+        instance: Arc<str>,
+        api: &'static str,
+        failure: Failure,
+        next_beat: Option<SimDuration>,
+    },
+    Deregistering {
+        instance: Arc<str>,
+    },
+    Deregistered {
+        instance: Arc<str>,
+        server: Option<Arc<str>>,
+    },
     ShutdownComplete,
 
     // ---- naming server ----
-    InstanceRegistered { service: ServiceKey, client: ClientKey, new_client: bool, source: RegisterSource },
-    InstanceDeregistered { service: ServiceKey, client: ClientKey },
-    BeatNotFound { service: ServiceKey, client: ClientKey },
-    BeatFailed { service: ServiceKey, client: ClientKey, status: u16, message: Arc<str> },
-    HealthyAgain { service: ServiceKey, client: ClientKey, silent: SimDuration },
-    Subscribed { service: ServiceKey, subscriber: ClientKey },
+    InstanceRegistered {
+        service: ServiceKey,
+        client: ClientKey,
+        new_client: bool,
+        source: RegisterSource,
+    },
+    InstanceDeregistered {
+        service: ServiceKey,
+        client: ClientKey,
+    },
+    BeatNotFound {
+        service: ServiceKey,
+        client: ClientKey,
+    },
+    BeatFailed {
+        service: ServiceKey,
+        client: ClientKey,
+        status: u16,
+        message: Arc<str>,
+    },
+    HealthyAgain {
+        service: ServiceKey,
+        client: ClientKey,
+        silent: SimDuration,
+    },
+    Subscribed {
+        service: ServiceKey,
+        subscriber: ClientKey,
+    },
 
     // ---- health checker ----
-    Unhealthy { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
-    Expired { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
-    ClientRemoved { client: ClientKey, idle: SimDuration, instances: usize, subscriptions: usize },
+    /// `silent` is the time since the last beat, so the last beat was at `t - silent`;
+    /// `delete_timeout` is `None` when `ExpiredInstanceChecker` is off (`expireInstance=false`).
+    Unhealthy {
+        service: ServiceKey,
+        client: ClientKey,
+        silent: SimDuration,
+        timeout: i64,
+        delete_timeout: Option<i64>,
+    },
+    Expired {
+        service: ServiceKey,
+        client: ClientKey,
+        silent: SimDuration,
+        timeout: i64,
+    },
+    /// `services` are the ones the client still published: their instances go with it.
+    ClientRemoved {
+        client: ClientKey,
+        idle: SimDuration,
+        instances: usize,
+        subscriptions: usize,
+        services: Vec<ServiceKey>,
+    },
 
     // ---- push engine ----
-    Pushed { service: ServiceKey, hosts: usize, healthy: usize, subscribers: usize },
+    Pushed {
+        service: ServiceKey,
+        hosts: usize,
+        healthy: usize,
+        subscribers: usize,
+    },
 
     // ---- subscriber ----
-    ViewChanged { service: ServiceKey, source: ViewSource, server: Arc<str>, view: String },
-    Polled { service: ServiceKey, server: Arc<str>, refresh_only: bool, next: SimDuration },
-    PushUnchanged { service: ServiceKey, server: Arc<str> },
-    PollFailed { service: ServiceKey, failure: Failure, next: SimDuration },
+    /// `view` is `hosts` in one line, for reading.
+    ViewChanged {
+        service: ServiceKey,
+        source: ViewSource,
+        server: Arc<str>,
+        view: String,
+        hosts: Vec<SeenHost>,
+    },
+    Polled {
+        service: ServiceKey,
+        server: Arc<str>,
+        refresh_only: bool,
+        next: SimDuration,
+    },
+    PushUnchanged {
+        service: ServiceKey,
+        server: Arc<str>,
+    },
+    PollFailed {
+        service: ServiceKey,
+        failure: Failure,
+        next: SimDuration,
+    },
 }
 
 impl NacosNote {
@@ -90,15 +196,19 @@ impl From<Change> for NacosNote {
             }
             Change::Deregistered { service, client } => NacosNote::InstanceDeregistered { service, client },
             Change::HealthyAgain { service, client, silent } => NacosNote::HealthyAgain { service, client, silent },
-            Change::Unhealthy { service, client, silent, timeout } => {
-                NacosNote::Unhealthy { service, client, silent, timeout }
+            Change::Unhealthy { service, client, silent, timeout, delete_timeout } => {
+                NacosNote::Unhealthy { service, client, silent, timeout, delete_timeout }
             }
             Change::Expired { service, client, silent, timeout } => {
                 NacosNote::Expired { service, client, silent, timeout }
             }
-            Change::ClientRemoved { client, idle, published, subscribed } => {
-                NacosNote::ClientRemoved { client, idle, instances: published.len(), subscriptions: subscribed }
-            }
+            Change::ClientRemoved { client, idle, published, subscribed } => NacosNote::ClientRemoved {
+                client,
+                idle,
+                instances: published.len(),
+                subscriptions: subscribed,
+                services: published,
+            },
             Change::Subscribed { service, subscriber } => NacosNote::Subscribed { service, subscriber },
         }
     }
@@ -196,7 +306,7 @@ impl fmt::Display for NacosNote {
                 secs(*silent)
             ),
             Subscribed { service, subscriber } => write!(f, "{service}: UDP subscriber {subscriber} added"),
-            Unhealthy { service, client, silent, timeout } => write!(
+            Unhealthy { service, client, silent, timeout, .. } => write!(
                 f,
                 "{service} {client}: no beat for {} > {}: unhealthy (UnhealthyInstanceChecker)",
                 secs(*silent),
@@ -208,7 +318,7 @@ impl fmt::Display for NacosNote {
                 secs(*silent),
                 ms(*timeout)
             ),
-            ClientRemoved { client, idle, instances, subscriptions } => write!(
+            ClientRemoved { client, idle, instances, subscriptions, .. } => write!(
                 f,
                 "client {client} not updated for {}, {instances} instances, {subscriptions} subscriptions: removed \
                  (ExpiredClientCleaner)",
@@ -218,7 +328,7 @@ impl fmt::Display for NacosNote {
                 let s = if *subscribers == 1 { "" } else { "s" };
                 write!(f, "PushExecuteTask {service}: {hosts} instances ({healthy} healthy) -> {subscribers} UDP subscriber{s}")
             }
-            ViewChanged { service, source, server, view } => {
+            ViewChanged { service, source, server, view, .. } => {
                 let how = match source {
                     ViewSource::Push => "push",
                     ViewSource::Poll => "poll",

@@ -141,8 +141,10 @@ pub enum Change {
     Deregistered { service: ServiceKey, client: ClientKey },
     /// `ClientBeatProcessorV2` flipped the instance back to healthy → `ServiceChangedEvent`.
     HealthyAgain { service: ServiceKey, client: ClientKey, silent: SimDuration },
-    /// `UnhealthyInstanceChecker` → `ServiceChangedEvent`.
-    Unhealthy { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
+    /// `UnhealthyInstanceChecker` → `ServiceChangedEvent`. `delete_timeout` is the instance's
+    /// `ExpiredInstanceChecker` timeout, or `None` when `expireInstance` is off: views draw the
+    /// deadline the instance is now heading for.
+    Unhealthy { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64, delete_timeout: Option<i64> },
     /// `ExpiredInstanceChecker` removed the instance → `ClientDeregisterServiceEvent`.
     Expired { service: ServiceKey, client: ClientKey, silent: SimDuration, timeout: i64 },
     /// `ExpiredClientCleaner` → `clientDisconnected` → one `ServiceChangedEvent` per service the

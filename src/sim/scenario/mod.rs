@@ -116,13 +116,17 @@ pub struct TimedEvent {
 }
 
 impl Scenario {
-    /// Every process, brokers first, then name servers, then clients: the order views lay out
-    /// their lanes in.
+    /// Every process in the order views lay out their lanes: the ones that register (brokers,
+    /// then Nacos applications), the registries (name servers, then naming servers), then the
+    /// ones that read routes (route clients, then subscribers).
     pub fn process_names(&self) -> Vec<String> {
         let brokers = self.brokers.iter().map(|b| b.name.clone());
+        let apps = self.nacos.apps.iter().map(|a| a.name.clone());
         let namesrvs = self.namesrvs.iter().map(|n| n.name.clone());
+        let servers = self.nacos.servers.iter().map(|s| s.name.clone());
         let clients = self.clients.iter().map(|c| c.name.clone());
-        brokers.chain(namesrvs).chain(clients).collect()
+        let subscribers = self.nacos.subscribers.iter().map(|s| s.name.clone());
+        brokers.chain(apps).chain(namesrvs).chain(servers).chain(clients).chain(subscribers).collect()
     }
 }
 
