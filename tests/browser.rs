@@ -64,7 +64,7 @@ fn mermaid_diagrams_render_to_svg_without_errors() {
     for (name, s) in samples() {
         let report = kept(&s);
         let mmd = out_dir().join(format!("{name}.mmd"));
-        std::fs::write(&mmd, routesim::view::mermaid::sequence_diagram(&report.kept, &s.process_names())).unwrap();
+        std::fs::write(&mmd, routesim::view::mermaid::sequence_diagram(&s, &report.kept)).unwrap();
         let v = check("mermaid", &mmd, &out_dir().join(format!("{name}-diagram.png")));
         assert_eq!(v["error"], serde_json::Value::Null, "{name}: {v}");
         assert_eq!(v["svg"], true, "{name}: {v}");

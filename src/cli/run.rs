@@ -80,7 +80,7 @@ pub fn run(args: RunArgs) -> u8 {
             return INVALID;
         }
         if let Some(path) = &args.diagram {
-            let diagram = crate::view::mermaid::sequence_diagram(&report.kept, &scenario.process_names());
+            let diagram = crate::view::mermaid::sequence_diagram(&scenario, &report.kept);
             if let Err(e) = std::fs::write(path, diagram) {
                 eprintln!("error: cannot write {}: {e}", path.display());
                 return INVALID;

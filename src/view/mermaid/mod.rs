@@ -1,0 +1,95 @@
+//! A Mermaid sequence diagram of a run, built from its trace.
+//!
+//! Participants are the processes in the scenario's lane order, each followed by its parts: for
+//! RocketMQ the brokers, the name servers' route tables, scanners and batchers, the clients; for
+//! Nacos the applications, the naming servers with their health checker and push engine, the
+//! subscribers. Routine traffic between two interesting moments — periodic registrations, beats,
+//! scan ticks that find nothing, unchanged polls — is folded into one `loop` block that names
+//! each message once with its count, and steps that repeat (an instance flapping every 5 s) are
+//! folded into one loop showing the first repetition (see [`diagram`]). Everything else is
+//! drawn: the fault, the channel closes, the scan's or checker's decision, the unregister batch
+//! with its steps, 20404 and the re-registration, pushes and what subscribers now see.
+
+mod diagram;
+mod nacos;
+mod rocketmq;
+
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::notes::{CheckNote, DropReason, FaultNote, NetNote, RunNote, What};
+use crate::sim::scenario::Scenario;
+use crate::sim::trace::TraceEvent;
+use crate::view::cast::Cast;
+use diagram::{Diagram, ALL};
+
+/// The process an actor belongs to (`ns1/scanner` → `ns1`).
+fn process(actor: &str) -> &str {
+    actor.split('/').next().unwrap_or(actor)
+}
+
+/// The diagram of one run of `scenario`. `events` must be its kept trace, in order.
+pub fn sequence_diagram(scenario: &Scenario, events: &[TraceEvent]) -> String {
+    let cast = Cast::of(scenario);
+    let mut d = Diagram::default();
+    for e in events {
+        draw(&mut d, &cast, e);
+    }
+    let order = &cast.order;
+    d.finish(|p| (order.iter().position(|o| o == process(p)).unwrap_or(order.len()), p.contains('/')))
+}
+
+/// Seconds with up to millisecond precision: `125s`, `124.999s`.
+fn secs(d: SimDuration) -> String {
+    let ms = d.millis();
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+    }
+}
+
+fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
+    let (a, t) = (&*e.actor, e.t);
+    match &e.what {
+        What::Fault(FaultNote::Applied { action, targets, .. }) => match targets.as_slice() {
+            [one] => d.note(one, t, &format!("FAULT: {action}")),
+            _ => d.note(ALL, t, &format!("FAULT: {action}")),
+        },
+        What::Run(RunNote::ProcessStarted { node }) if t > SimTime::ZERO => {
+            d.note(node, t, "process starts (empty state)")
+        }
+        What::Net(NetNote::Closed { by, peer, reason, fin, .. }) => {
+            if *fin {
+                d.arrow(by, peer, "--)", t, &format!("FIN ({reason})"));
+            } else {
+                d.note(by, t, &format!("closes its channel to {peer} ({reason}), no FIN reaches it"));
+            }
+        }
+        // A cut link drops every periodic message: fold them like the traffic they replace.
+        What::Net(NetNote::Dropped { from, to, msg, reason }) => {
+            let why = match reason {
+                DropReason::Lost => "lost",
+                DropReason::Cut => "dropped, link cut",
+                DropReason::NoHost => "dropped, host down",
+            };
+            d.routine(from, to, t, &format!("{msg} {why}"));
+        }
+        What::Net(NetNote::Reset { from, to, msg, .. }) => {
+            d.arrow(to, from, "--x", t, &format!("RST: {msg} hit a closed end"))
+        }
+        What::Net(NetNote::ConnectFailed { from, to, msg, .. }) => {
+            d.arrow(from, to, "-x", t, &format!("{msg}: connect failed"))
+        }
+        What::Net(NetNote::Unparked { node, entries }) => {
+            d.note(node, t, &format!("resumes, {entries} queued inputs run"))
+        }
+        What::Rmq(n) => rocketmq::draw(d, a, t, n),
+        What::Nacos(n) => nacos::draw(d, cast, a, t, n),
+        What::Check(CheckNote::Held { name, converged }) => {
+            let c = converged.map(|c| format!(" (converged after {})", secs(c))).unwrap_or_default();
+            d.note(ALL, t, &format!("PASS {name}{c}"));
+        }
+        What::Check(CheckNote::Failed { name, .. }) => d.note(ALL, t, &format!("FAIL {name}")),
+        What::Check(CheckNote::Violated { invariant, .. }) => d.note(ALL, t, &format!("VIOLATED {invariant}")),
+        _ => {}
+    }
+}

@@ -1,0 +1,162 @@
+//! Nacos in the sequence diagram: beats folded into loops with their counts; registrations,
+//! 20404 and the re-registration; the health checker's unhealthy/deleted decisions and
+//! `ClientBeatProcessorV2` flipping an instance back; pushes and what each subscriber now sees.
+//!
+//! Server-side events name an instance by `(service, ip:port)`; the [`Cast`] turns that back into
+//! the scenario's instance and the application process its beats come from.
+
+use super::diagram::Diagram;
+use super::secs;
+use crate::nacos::naming::RegisterSource;
+use crate::nacos::notes::{NacosNote, RegisterReason, ViewSource};
+use crate::nacos::types::{CODE_OK, CODE_RESOURCE_NOT_FOUND};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::view::cast::{client_text, service_text, Cast};
+
+/// `15s`, or `0ms` / `-5ms` for the timeouts metadata can turn into nonsense.
+fn timeout(ms: i64) -> String {
+    if ms > 0 {
+        secs(SimDuration(ms as u64))
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// `1 instance`, `3 instances`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosNote) {
+    use NacosNote::*;
+    let server = || super::process(a).to_string();
+    match n {
+        // ---- the application's NamingService ----
+        Registering { instance, reason: RegisterReason::NotFound, .. } => {
+            d.note(a, t, &format!("BeatTask: 20404, so registerService {instance} again with its original metadata"))
+        }
+        Beat { instance, server, light, code, .. } if *code == CODE_OK => {
+            let kind = if *light { "light beat" } else { "full beat" };
+            d.routine(a, server, t, &format!("{kind} {instance}: 10200"));
+        }
+        Beat { server, code, .. } => {
+            let answer =
+                if *code == CODE_RESOURCE_NOT_FOUND { "20404 RESOURCE_NOT_FOUND".into() } else { code.to_string() };
+            d.arrow(server, a, "-->>", t, &answer);
+        }
+        LightBeats { enabled, server } => {
+            let then =
+                if *enabled { "every beat of this process is light (no body) from now on" } else { "full beats again" };
+            d.note(a, t, &format!("{server} answers lightBeatEnabled={enabled}: {then}"));
+        }
+        AttemptFailed { api, server, failure, next } => {
+            d.arrow(a, server, "-x", t, &format!("{api}: {failure}, trying {next}"))
+        }
+        CallFailed { instance, api, failure, next_beat } => {
+            let next = next_beat.map(|n| format!(", next beat in {}", secs(n))).unwrap_or_default();
+            d.note(a, t, &format!("{instance}: {api} failed on every server ({failure}){next}"));
+        }
+        ShutdownComplete => d.note(a, t, "shutdown complete: process exits"),
+        Registering { .. } | Registered { .. } | Deregistering { .. } | Deregistered { .. } => {}
+
+        // ---- the naming server ----
+        InstanceRegistered { service, client, new_client, source } => {
+            let (who, app) = (cast.instance(service, client), cast.app(service, client));
+            let new = if *new_client { " (new client: checked every 5s from 5s on)" } else { "" };
+            match source {
+                RegisterSource::Request => {
+                    let what =
+                        format!("POST instance {who}: registerInstance in {}, healthy{new}", service_text(service));
+                    d.arrow(&app, a, "->>", t, &what);
+                }
+                RegisterSource::FullBeat => {
+                    d.arrow(&app, a, "->>", t, &format!("full beat {who} (BeatInfo in the body)"));
+                    d.note(
+                        a,
+                        t,
+                        &format!("handleBeat (B): unknown {who} registered from the beat's body, healthy{new}"),
+                    );
+                }
+            }
+        }
+        InstanceDeregistered { service, client } => {
+            let (who, app) = (cast.instance(service, client), cast.app(service, client));
+            d.arrow(&app, a, "->>", t, &format!("DELETE instance {who}: deregisterInstance, removed at once"));
+        }
+        BeatNotFound { service, client } => {
+            let (who, app) = (cast.instance(service, client), cast.app(service, client));
+            d.arrow(&app, a, "->>", t, &format!("light beat {who}"));
+            d.note(a, t, &format!("handleBeat (A): no {who} here and a light beat has no body to rebuild it from"));
+        }
+        BeatFailed { service, client, status, message } => {
+            let (who, app) = (cast.instance(service, client), cast.app(service, client));
+            d.arrow(&app, a, "->>", t, &format!("beat {who}"));
+            d.note(a, t, &format!("handleBeat (C): HTTP {status} {message}"));
+        }
+        HealthyAgain { service, client, silent } => {
+            let (who, app) = (cast.instance(service, client), cast.app(service, client));
+            let why = format!("ClientBeatProcessorV2 flips it healthy again after {} of silence", secs(*silent));
+            d.arrow(&app, a, "->>", t, &format!("beat {who}: {why}"));
+        }
+        Subscribed { service, subscriber } => {
+            let who = cast.subscriber(subscriber);
+            d.note(a, t, &format!("{who} subscribed to {} (UDP push)", service_text(service)));
+        }
+
+        // ---- the health checker ----
+        Unhealthy { service, client, silent, timeout: limit, .. } => {
+            let who = cast.instance(service, client);
+            let why = format!("no beat for {} > {}", secs(*silent), timeout(*limit));
+            d.arrow(a, &server(), "->>", t, &format!("UnhealthyInstanceChecker: {who} {why}: healthy=false"));
+        }
+        Expired { service, client, silent, timeout: limit } => {
+            let who = cast.instance(service, client);
+            let why = format!("no beat for {} > {}", secs(*silent), timeout(*limit));
+            d.arrow(a, &server(), "->>", t, &format!("ExpiredInstanceChecker: {who} {why}: deleted"));
+        }
+        ClientRemoved { client, idle, services, .. } => {
+            let took = match services.as_slice() {
+                [] => String::new(),
+                s => {
+                    let names: Vec<String> = s.iter().map(|svc| cast.instance(svc, client)).collect();
+                    format!(", and with it {}", names.join(", "))
+                }
+            };
+            let idle = secs(*idle);
+            d.note(a, t, &format!("ExpiredClientCleaner: client {} idle {idle}: removed{took}", client_text(client)));
+        }
+
+        // ---- the push engine and subscribers ----
+        Pushed { subscribers: 0, .. } => {}
+        Pushed { service, hosts, healthy, subscribers } => {
+            let what =
+                format!("{} ({healthy} healthy) to {}", plural(*hosts, "instance"), plural(*subscribers, "subscriber"));
+            d.note(a, t, &format!("PushExecuteTask {}: {what}", service_text(service)));
+        }
+        ViewChanged { service, source, server, view, .. } => {
+            let service = service_text(service);
+            match source {
+                ViewSource::Push => {
+                    d.arrow(&format!("{server}/push"), a, "-->>", t, &format!("UDP push {service}: now sees {view}"))
+                }
+                ViewSource::Poll => {
+                    d.arrow(a, server, "->>", t, &format!("GET instance/list {service}"));
+                    d.note(a, t, &format!("now sees {view}"));
+                }
+            }
+        }
+        Polled { service, server, .. } => {
+            d.routine(a, server, t, &format!("GET instance/list {}: unchanged", service_text(service)))
+        }
+        PushUnchanged { service, server } => {
+            d.routine(&format!("{server}/push"), a, t, &format!("UDP push {}: unchanged", service_text(service)))
+        }
+        PollFailed { service, failure, .. } => {
+            d.note(a, t, &format!("poll of {} failed ({failure})", service_text(service)))
+        }
+    }
+}
