@@ -45,12 +45,18 @@ pub fn render(m: &Model) -> String {
     }
     for bar in &m.bars {
         let (x, w) = (bar.from.millis(), bar.to.millis().saturating_sub(bar.from.millis()).max(1));
+        // The two deadlines share a row with the span they judge: "alive until" outlines its
+        // upper half, "deleted after" its lower half, so both stay readable where they overlap.
+        let (dy, h) = match bar.class {
+            "alive" => (3, ROW / 2 - 3),
+            "deadline" => (ROW / 2, ROW / 2 - 3),
+            _ => (4, ROW - 8),
+        };
         let _ = write!(
             plot,
             r#"<rect class="bar {c}" data-t="{x}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
             c = bar.class,
-            y = bar.row as u64 * ROW + 4,
-            h = ROW - 8,
+            y = bar.row as u64 * ROW + dy,
             d = esc(&format!("{}–{}: {}", bar.from, bar.to, bar.detail))
         );
     }
@@ -73,8 +79,7 @@ pub fn render(m: &Model) -> String {
 <body>
 <header><h1>{title}</h1>
 <p>seed {seed} · trace digest <code>{digest}</code> · {end_text} of virtual time · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
-<p class="legend"><span class="k register"></span>registration <span class="k heartbeat"></span>heartbeat <span class="k scan"></span>scan tick <span class="k expire"></span>expiry <span class="k batch"></span>unregister batch <span class="k poll"></span>route poll <span class="k drop"></span>lost / reset <span class="k close"></span>channel closed <span class="k fault"></span>fault
- <span class="b present"></span>in live table / route <span class="b alive"></span>alive until (last registration + timeout) <span class="b down"></span>down <span class="b hung"></span>hung <span class="b cut"></span>cut off <span class="b pass"></span>held <span class="b fail"></span>failed</p>
+<p class="legend">{legend}</p>
 <p><button id="zin">zoom in</button> <button id="zout">zoom out</button> <button id="reset">reset</button></p></header>
 <div id="chart">
 <svg id="labels" width="{LABEL_WIDTH}" height="{total}" viewBox="0 0 {LABEL_WIDTH} {total}"><g transform="translate(0,{AXIS})">{labels}</g></svg>
@@ -85,6 +90,7 @@ pub fn render(m: &Model) -> String {
 <script>routesim({end}, {height});</script>
 </body></html>
 "#,
+        legend = legend(m),
         seed = m.seed,
         digest = esc(&m.digest),
         end_text = SimTime(end),
@@ -94,6 +100,53 @@ pub fn render(m: &Model) -> String {
 
 const AXIS: u64 = 24;
 
+/// What each mark and span class means, in legend order.
+const MARKS: &[(&str, &str)] = &[
+    ("register", "registration"),
+    ("heartbeat", "heartbeat / beat"),
+    ("scan", "scan tick"),
+    ("expire", "expiry / deletion"),
+    ("batch", "unregister batch"),
+    ("unhealthy", "marked unhealthy"),
+    ("healthy", "healthy again"),
+    ("notfound", "20404 / beat refused"),
+    ("push", "push"),
+    ("poll", "route poll / list"),
+    ("drop", "lost / reset / failed"),
+    ("close", "channel closed"),
+    ("fault", "fault"),
+    ("other", "other"),
+];
+const BARS: &[(&str, &str)] = &[
+    ("present", "in live table"),
+    ("route", "in route"),
+    ("healthy", "registered, healthy"),
+    ("unhealthy", "registered, unhealthy"),
+    ("alive", "alive until (last registration or beat + timeout)"),
+    ("deadline", "deleted after (last beat + delete timeout)"),
+    ("down", "down"),
+    ("hung", "hung"),
+    ("cut", "cut off"),
+    ("lossy", "lossy link"),
+    ("pass", "held"),
+    ("fail", "failed"),
+];
+
+/// The legend of the classes this report uses, and no others.
+fn legend(m: &Model) -> String {
+    let marks: std::collections::BTreeSet<&str> = m.marks.iter().map(|x| x.class).collect();
+    let bars: std::collections::BTreeSet<&str> =
+        m.bars.iter().map(|x| x.class).chain(m.bands.iter().map(|x| x.class)).collect();
+    let mut out = String::new();
+    for (class, what) in MARKS.iter().filter(|(c, _)| marks.contains(c)) {
+        let _ = write!(out, r#"<span class="k {class}"></span>{what} "#);
+    }
+    for (class, what) in BARS.iter().filter(|(c, _)| bars.contains(c)) {
+        let _ = write!(out, r#"<span class="b {class}"></span>{what} "#);
+    }
+    out
+}
+
 const CSS: &str = r#"
 body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
 h1 { font-size: 18px; margin: 0 0 4px; }
@@ -102,7 +155,7 @@ header p { margin: 4px 0; }
 #right { flex: 1; overflow: hidden; }
 #plot, #axis { display: block; cursor: grab; }
 .lane rect { fill: #f7f7f7; stroke: #e3e3e3; }
-.lane.live rect, .lane.route rect { fill: #fbfbfb; }
+.lane.live rect, .lane.route rect, .lane.instance rect, .lane.view rect { fill: #fbfbfb; }
 .lane text { font-size: 12px; fill: #333; }
 .lane.actor text { font-weight: 600; }
 .rowbg { fill: #fff; stroke: #eee; vector-effect: non-scaling-stroke; }
@@ -111,17 +164,24 @@ header p { margin: 4px 0; }
 .mark.expire { stroke: #d62728; stroke-width: 3px; } .mark.batch { stroke: #9467bd; stroke-width: 3px; }
 .mark.poll { stroke: #2ca02c; } .mark.drop { stroke: #ff7f0e; } .mark.close { stroke: #8c564b; }
 .mark.fault { stroke: #000; stroke-width: 3px; } .mark.fail { stroke: #d62728; stroke-width: 3px; } .mark.pass { stroke: #2ca02c; stroke-width: 3px; }
+.mark.unhealthy { stroke: #ff7f0e; stroke-width: 3px; } .mark.healthy { stroke: #2ca02c; stroke-width: 3px; }
+.mark.notfound { stroke: #8b0000; stroke-width: 3px; } .mark.push { stroke: #17becf; } .mark.other { stroke: #888; }
 .bar { vector-effect: non-scaling-stroke; }
 .bar.present { fill: #6baed6; } .bar.route { fill: #74c476; }
 .bar.alive { fill: none; stroke: #d62728; stroke-dasharray: 4 3; stroke-width: 1.5px; }
 .bar.pass { fill: #74c476; } .bar.fail { fill: #fb6a4a; }
+.bar.healthy { fill: #6baed6; } .bar.unhealthy { fill: #fdae6b; }
+.bar.deadline { fill: none; stroke: #6a3d9a; stroke-dasharray: 2 2; stroke-width: 1.5px; }
 .band { opacity: 0.25; } .band.down { fill: #d62728; } .band.hung { fill: #ff7f0e; } .band.cut { fill: #7f7f7f; } .band.lossy { fill: #bcbd22; }
 #axis text { font-size: 11px; fill: #555; } #axis line { stroke: #ccc; }
 .legend span.k, .legend span.b { display: inline-block; width: 14px; height: 10px; margin: 0 3px 0 10px; vertical-align: middle; }
 .k.register { background: #2b7bb9; } .k.heartbeat { background: #9ecae1; } .k.scan { background: #bbb; } .k.expire { background: #d62728; }
 .k.batch { background: #9467bd; } .k.poll { background: #2ca02c; } .k.drop { background: #ff7f0e; } .k.close { background: #8c564b; } .k.fault { background: #000; }
 .b.present { background: #6baed6; } .b.alive { border: 1.5px dashed #d62728; } .b.down { background: #f4a5a5; } .b.hung { background: #ffc999; }
-.b.cut { background: #cbcbcb; } .b.pass { background: #74c476; } .b.fail { background: #fb6a4a; }
+.b.cut { background: #cbcbcb; } .b.pass { background: #74c476; } .b.fail { background: #fb6a4a; } .b.route { background: #74c476; }
+.b.lossy { background: #dede9a; } .b.healthy { background: #6baed6; } .b.unhealthy { background: #fdae6b; } .b.deadline { border: 1.5px dashed #6a3d9a; }
+.k.unhealthy { background: #ff7f0e; } .k.healthy { background: #2ca02c; } .k.notfound { background: #8b0000; } .k.push { background: #17becf; } .k.other { background: #888; }
+.k.pass { background: #2ca02c; } .k.fail { background: #d62728; }
 "#;
 
 const JS: &str = r#"

@@ -1,13 +1,18 @@
 //! The HTML report: one self-contained file with an SVG swimlane timeline of a run.
 //!
-//! A lane per actor with its registrations, heartbeats, scan ticks, expiries, batches and polls
-//! as ticks; faults as bands over the processes they touch; for every name server, a row per
-//! broker showing its time in the live table and its "alive until" window (last registration +
-//! timeout); route membership per name server and per client; and the expectations with their
-//! convergence times. Everything is derived from the run's trace.
+//! A lane per actor with its registrations, beats, scan ticks, expiries, batches, pushes and
+//! polls as ticks; faults as bands over the processes they touch; for every RocketMQ name server
+//! a row per broker (its time in the live table and its "alive until" window: last registration
+//! + timeout) and route membership per name server and per client; for every Nacos naming
+//! server a row per instance (healthy/unhealthy spans, the beats that reached it, "alive until"
+//! = last beat + heart-beat timeout and "deleted after" = last beat + delete timeout) and each
+//! subscriber's view over time; and the expectations with their convergence times. Everything is
+//! derived from the run's trace.
 
 mod html;
 mod model;
+mod nacos;
+mod rocketmq;
 
 use crate::sim::runner::RunReport;
 use crate::sim::scenario::Scenario;

@@ -1,19 +1,22 @@
-//! What the HTML report draws, derived from the trace: rows (one per actor, plus membership
-//! rows for each name server and client), marks, bars and fault bands.
+//! What the HTML report draws, derived from the trace: rows (one per actor, plus table rows for
+//! each registry and reader), marks, bars and fault bands. The RocketMQ and Nacos rows are
+//! filled in by `rocketmq.rs` and `nacos.rs`; this file holds the builder and what both share:
+//! faults, processes that lose their memory, expectations.
 
-use crate::rocketmq::notes::RmqNote;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::{Verdict, When};
 use crate::sim::notes::{CheckNote, FaultNote, NetNote, What};
 use crate::sim::runner::RunReport;
 use crate::sim::scenario::{Action, Scenario};
 use crate::sim::trace::TraceEvent;
+use crate::view::cast::Cast;
 use std::collections::BTreeMap;
 
 /// One horizontal row of the chart.
 pub struct Row {
     pub label: String,
-    /// `actor`, `live` (a broker's entry at a name server), `route` (a group in a route), `check`.
+    /// `actor`; `live` (a broker's entry at a name server) or `instance` (an instance at a naming
+    /// server); `route` (a group in a route) or `view` (an instance in a subscriber's list); `check`.
     pub kind: &'static str,
     /// Process the row belongs to, for grouping and fault bands.
     pub process: String,
@@ -57,17 +60,17 @@ pub struct Model {
     pub bands: Vec<Band>,
 }
 
-struct Builder {
-    m: Model,
+pub(super) struct Builder {
+    pub m: Model,
     index: BTreeMap<(String, &'static str), usize>,
     /// Open spans: (row) → (start, class, detail).
     open: BTreeMap<usize, (SimTime, &'static str, String)>,
     /// Last registration per (name server, broker addr), for the "alive until" window.
-    last_reg: BTreeMap<(String, String), (SimTime, SimDuration)>,
+    pub last_reg: BTreeMap<(String, String), (SimTime, SimDuration)>,
 }
 
 impl Builder {
-    fn row(&mut self, label: &str, kind: &'static str, process: &str) -> usize {
+    pub fn row(&mut self, label: &str, kind: &'static str, process: &str) -> usize {
         if let Some(&i) = self.index.get(&(label.to_string(), kind)) {
             return i;
         }
@@ -76,31 +79,73 @@ impl Builder {
         self.m.rows.len() - 1
     }
 
-    fn mark(&mut self, actor: &str, t: SimTime, class: &'static str, detail: String) {
+    /// The rows of `kind` whose label starts with `prefix`, in label order.
+    pub fn rows_with_prefix(&self, kind: &str, prefix: &str) -> Vec<usize> {
+        self.index.iter().filter(|((l, k), _)| *k == kind && l.starts_with(prefix)).map(|(_, i)| *i).collect()
+    }
+
+    /// A mark on the actor's own lane.
+    pub fn mark(&mut self, actor: &str, t: SimTime, class: &'static str, detail: String) {
         let row = self.row(actor, "actor", process(actor));
+        self.mark_row(row, t, class, detail);
+    }
+
+    pub fn mark_row(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
         self.m.marks.push(Mark { row, t, class, detail });
     }
 
-    fn open_bar(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
+    /// Opens a span on `row` unless one is open already.
+    pub fn open_bar(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
         self.open.entry(row).or_insert((t, class, detail));
     }
 
-    fn close_bar(&mut self, row: usize, t: SimTime) {
+    /// The class of the span open on `row`, if any.
+    pub fn open_class(&self, row: usize) -> Option<&'static str> {
+        self.open.get(&row).map(|(_, c, _)| *c)
+    }
+
+    pub fn close_bar(&mut self, row: usize, t: SimTime) {
         if let Some((from, class, detail)) = self.open.remove(&row) {
             self.m.bars.push(Bar { row, from, to: t, class, detail });
         }
     }
 
-    /// Rows grouped by process in scenario order: the actor, its parts (scanner, batcher),
-    /// then its membership rows; expectation rows last.
+    /// Switches `row` to a span of `class` at `t`, closing a span of another class.
+    pub fn switch_bar(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
+        if self.open_class(row).is_some_and(|c| c != class) {
+            self.close_bar(row, t);
+        }
+        self.open_bar(row, t, class, detail);
+    }
+
+    pub fn bar(&mut self, row: usize, from: SimTime, to: SimTime, class: &'static str, detail: String) {
+        self.m.bars.push(Bar { row, from, to, class, detail });
+    }
+
+    /// A process lost its memory (killed, host down, shut down): every table row it held ends.
+    fn forget(&mut self, process: &str, t: SimTime) {
+        let rows: Vec<usize> = self
+            .open
+            .keys()
+            .copied()
+            .filter(|&r| self.m.rows[r].process == process && self.m.rows[r].kind != "actor")
+            .collect();
+        for row in rows {
+            self.close_bar(row, t);
+        }
+        self.last_reg.retain(|(ns, _), _| ns != process);
+    }
+
+    /// Rows grouped by process in scenario order: the actor, its parts (scanner, batcher,
+    /// health checker), then its table rows; expectation rows last.
     fn sort_rows(&mut self, order: &[String]) {
         let rank = |r: &Row| {
             let p = order.iter().position(|o| *o == r.process).unwrap_or(order.len());
             let k = match r.kind {
                 "actor" if !r.label.contains('/') => 0,
                 "actor" => 1,
-                "live" => 2,
-                "route" => 3,
+                "live" | "instance" => 2,
+                "route" | "view" => 3,
                 _ => 4,
             };
             (p, k)
@@ -118,7 +163,7 @@ impl Builder {
     }
 }
 
-fn process(actor: &str) -> &str {
+pub(super) fn process(actor: &str) -> &str {
     actor.split('/').next().unwrap_or(actor)
 }
 
@@ -135,12 +180,13 @@ pub fn build(scenario: &Scenario, report: &RunReport, events: &[TraceEvent]) -> 
         bands: Vec::new(),
     };
     let mut b = Builder { m, index: BTreeMap::new(), open: BTreeMap::new(), last_reg: BTreeMap::new() };
+    let cast = Cast::of(scenario);
     // Actor rows in the scenario's order first, so lanes do not depend on who spoke first.
-    for p in scenario.process_names() {
-        b.row(&p, "actor", &p);
+    for p in &cast.order {
+        b.row(p, "actor", p);
     }
     for e in events {
-        event(&mut b, scenario, e);
+        event(&mut b, scenario, &cast, e);
     }
     let end = b.m.end;
     for row in b.open.keys().copied().collect::<Vec<_>>() {
@@ -148,20 +194,25 @@ pub fn build(scenario: &Scenario, report: &RunReport, events: &[TraceEvent]) -> 
     }
     faults(&mut b, scenario);
     verdicts(&mut b, report);
-    b.sort_rows(&scenario.process_names());
+    b.sort_rows(&cast.order);
     b.m
 }
 
-fn event(b: &mut Builder, s: &Scenario, e: &TraceEvent) {
+fn event(b: &mut Builder, s: &Scenario, cast: &Cast, e: &TraceEvent) {
     let (a, t) = (&*e.actor, e.t);
     match &e.what {
-        What::Rmq(n) => rmq(b, s, a, t, n, &e.what.to_string()),
+        What::Rmq(n) => super::rocketmq::rows(b, s, a, t, n, &e.what.to_string()),
+        What::Nacos(n) => super::nacos::rows(b, cast, a, t, n, &e.what.to_string()),
         What::Net(NetNote::Dropped { from, .. }) => b.mark(from, t, "drop", e.what.to_string()),
         What::Net(NetNote::Closed { by, .. }) => b.mark(by, t, "close", e.what.to_string()),
         What::Net(NetNote::Reset { to, .. }) => b.mark(to, t, "drop", e.what.to_string()),
-        What::Fault(FaultNote::Applied { targets, .. }) => {
+        What::Fault(FaultNote::Applied { name, targets, .. }) => {
             for target in targets {
                 b.mark(target, t, "fault", e.what.to_string());
+            }
+            let applied = s.timeline.iter().find(|x| x.at == t && x.name == *name).map(|x| &x.action);
+            if let Some(Action::Crash(p) | Action::HostDown(p) | Action::Shutdown(p)) = applied {
+                b.forget(p, t);
             }
         }
         What::Check(CheckNote::Violated { .. }) => {
@@ -170,79 +221,6 @@ fn event(b: &mut Builder, s: &Scenario, e: &TraceEvent) {
         }
         _ => {}
     }
-}
-
-fn rmq(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNote, text: &str) {
-    let ns = process(a).to_string();
-    let user_topic = |topic: &str| s.brokers.iter().any(|br| br.topics.iter().any(|x| x.topic_name == topic));
-    match n {
-        RmqNote::RegisterSent { .. } => b.mark(a, t, "register", text.to_string()),
-        RmqNote::HeartbeatSent { .. } => b.mark(a, t, "heartbeat", text.to_string()),
-        RmqNote::Registered { addr, cluster, broker_name, topics_updated, timeout, .. } => {
-            b.mark(a, t, "register", text.to_string());
-            let broker = broker_label(s, cluster, addr);
-            let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
-            b.open_bar(row, t, "present", format!("{broker} in {ns}'s brokerLiveTable"));
-            b.last_reg.insert((ns.clone(), addr.clone()), (t, *timeout));
-            for topic in topics_updated.iter().filter(|t| user_topic(t)) {
-                let row = b.row(&format!("{ns} · {topic} · {broker_name}"), "route", &ns);
-                b.open_bar(row, t, "route", format!("{broker_name} serves {topic} at {ns}"));
-            }
-        }
-        RmqNote::HeartbeatRefreshed { .. } => b.mark(a, t, "heartbeat", text.to_string()),
-        RmqNote::ScanTick { .. } => b.mark(a, t, "scan", text.to_string()),
-        RmqNote::Expired { .. } => b.mark(a, t, "expire", text.to_string()),
-        RmqNote::BatchTaken { .. } => b.mark(a, t, "batch", text.to_string()),
-        RmqNote::BatchApplied { live_removed, queue_data_removed, .. } => {
-            b.mark(a, t, "batch", text.to_string());
-            for key in live_removed {
-                let (cluster, addr) = key.split_once('/').unwrap_or(("", key));
-                let broker = broker_label(s, cluster, addr);
-                let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
-                b.close_bar(row, t);
-                if let Some((last, timeout)) = b.last_reg.remove(&(ns.clone(), addr.to_string())) {
-                    let detail = format!(
-                        "alive until {} (last registration {last} + {timeout}); removed at {t}",
-                        last + timeout
-                    );
-                    b.m.bars.push(Bar { row, from: last, to: last + timeout, class: "alive", detail });
-                }
-            }
-            for (topic, broker_name) in queue_data_removed.iter().filter(|(t, _)| user_topic(t)) {
-                let row = b.row(&format!("{ns} · {topic} · {broker_name}"), "route", &ns);
-                b.close_bar(row, t);
-            }
-        }
-        RmqNote::RouteChanged { topic, brokers, .. } => {
-            b.mark(a, t, "poll", text.to_string());
-            let prefix = format!("{a} · {topic} · ");
-            let existing: Vec<usize> =
-                b.index.iter().filter(|((l, k), _)| *k == "route" && l.starts_with(&prefix)).map(|(_, i)| *i).collect();
-            for row in existing {
-                let name = b.m.rows[row].label[prefix.len()..].to_string();
-                if !brokers.contains(&name) {
-                    b.close_bar(row, t);
-                }
-            }
-            for broker in brokers {
-                let row = b.row(&format!("{prefix}{broker}"), "route", a);
-                b.open_bar(row, t, "route", format!("{broker} in {a}'s route for {topic}"));
-            }
-        }
-        RmqNote::RoutePolled { .. }
-        | RmqNote::TopicNotExist { .. }
-        | RmqNote::TopicNotExistKeptOld { .. }
-        | RmqNote::PollFailed { .. } => b.mark(a, t, "poll", text.to_string()),
-        _ => b.mark(a, t, "other", text.to_string()),
-    }
-}
-
-/// The broker process behind a (cluster, address), or the address.
-fn broker_label(s: &Scenario, cluster: &str, addr: &str) -> String {
-    s.brokers
-        .iter()
-        .find(|b| b.config.addr == addr && (cluster.is_empty() || b.config.cluster == cluster))
-        .map_or_else(|| addr.to_string(), |b| b.name.clone())
 }
 
 /// Faults with a duration (hang → resume, partition → heal, down → restart) become bands.
@@ -299,12 +277,9 @@ fn verdicts(b: &mut Builder, r: &RunReport) {
             }
             _ => String::new(),
         };
-        b.m.bars.push(Bar {
-            row,
-            from,
-            to: to.max(from + SimDuration(1)),
-            class,
-            detail: format!("{pass} {}{how}", exp.name),
-        });
+        let detail = format!("{pass} {}{how}", exp.name);
+        // A verdict reached in milliseconds is a bar too thin to see: the mark at its end shows it.
+        b.m.marks.push(Mark { row, t: to, class, detail: detail.clone() });
+        b.m.bars.push(Bar { row, from, to: to.max(from + SimDuration(1)), class, detail });
     }
 }
