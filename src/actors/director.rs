@@ -140,29 +140,28 @@ impl Director {
         self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor)));
     }
 
-    /// The process is gone: stop its actors and hide its state from observers.
+    /// The process is gone: hide its state from observers, close its sockets, stop its actors.
+    /// Hiding comes first so that whoever reads the close events the network traces already
+    /// sees the process's memory gone (explain mode shows the emptied tables at the crash, not
+    /// at whatever event happens next).
     fn stopped(&mut self, name: &str, how: ProcStop) {
+        let world = &self.env.obs.world;
+        match self.running.get(name) {
+            Some(Running::Namesrv(_)) => world.set_namesrv(name, None),
+            Some(Running::Client(_)) => world.set_client(name, None),
+            Some(Running::NacosServer(..)) => world.set_nacos_server(name, None),
+            Some(Running::NacosSubscriber(_)) => world.set_nacos_subscriber(name, None),
+            Some(Running::Broker(_) | Running::NacosApp(_)) | None => {}
+        }
         self.env.net.stop_process(self.nodes[name], how);
         self.hung_since.remove(name);
         match self.running.remove(name) {
-            Some(Running::Namesrv(a)) => {
-                a.do_send(Stop);
-                self.env.obs.world.set_namesrv(name, None);
-            }
+            Some(Running::Namesrv(a)) => a.do_send(Stop),
             Some(Running::Broker(a)) => a.do_send(Stop),
-            Some(Running::Client(a)) => {
-                a.do_send(Stop);
-                self.env.obs.world.set_client(name, None);
-            }
-            Some(Running::NacosServer(a, _)) => {
-                a.do_send(Stop);
-                self.env.obs.world.set_nacos_server(name, None);
-            }
+            Some(Running::Client(a)) => a.do_send(Stop),
+            Some(Running::NacosServer(a, _)) => a.do_send(Stop),
             Some(Running::NacosApp(a)) => a.do_send(Stop),
-            Some(Running::NacosSubscriber(a)) => {
-                a.do_send(Stop);
-                self.env.obs.world.set_nacos_subscriber(name, None);
-            }
+            Some(Running::NacosSubscriber(a)) => a.do_send(Stop),
             None => {}
         }
     }

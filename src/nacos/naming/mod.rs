@@ -235,6 +235,16 @@ impl NamingServer {
         self.clients.get(key)
     }
 
+    /// The `ServiceManager` singletons, sorted.
+    pub fn services(&self) -> impl Iterator<Item = &ServiceKey> {
+        self.services.iter()
+    }
+
+    /// Every `IpPortBasedClient`, sorted by id.
+    pub fn clients(&self) -> impl Iterator<Item = (&ClientKey, &IpPortClient)> {
+        self.clients.iter()
+    }
+
     pub fn client_count(&self) -> usize {
         self.clients.len()
     }

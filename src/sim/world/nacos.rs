@@ -60,6 +60,11 @@ impl World {
         revision(&self.nacos_subscribers, name, |s| s.revision())
     }
 
+    /// Names of the naming servers, in order.
+    pub fn nacos_server_names(&self) -> Vec<String> {
+        self.nacos_servers.borrow().keys().cloned().collect()
+    }
+
     /// The scenario name of the instance `client` publishes for `service`, if it is one.
     pub fn nacos_instance_name(&self, service: &ServiceKey, client: &ClientKey) -> Option<&str> {
         self.nacos_names.get(&(service.clone(), client.clone())).map(String::as_str)

@@ -2,12 +2,12 @@
 //!
 //! A lane per actor with its registrations, beats, scan ticks, expiries, batches, pushes and
 //! polls as ticks; faults as bands over the processes they touch; for every RocketMQ name server
-//! a row per broker (its time in the live table and its "alive until" window: last registration
-//! + timeout) and route membership per name server and per client; for every Nacos naming
-//! server a row per instance (healthy/unhealthy spans, the beats that reached it, "alive until"
-//! = last beat + heart-beat timeout and "deleted after" = last beat + delete timeout) and each
-//! subscriber's view over time; and the expectations with their convergence times. Everything is
-//! derived from the run's trace.
+//! a row per broker (its time in the live table and its "alive until" window, the last
+//! registration plus the timeout) and route membership per name server and per client; for
+//! every Nacos naming server a row per instance (healthy and unhealthy spans, the beats that
+//! reached it, and the deadlines counted from its last beat: "alive until" after the heart-beat
+//! timeout, "deleted after" the delete timeout) and each subscriber's view over time; and the
+//! expectations with their convergence times. Everything is derived from the run's trace.
 
 mod html;
 mod model;
