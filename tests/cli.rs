@@ -136,6 +136,37 @@ fn check_runs_a_folder_and_sums_up() {
 }
 
 #[test]
+fn check_piped_prints_results_only_and_no_progress_line() {
+    let o = routesim(&["check", "scenarios/nacos", "--jobs", "2"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.is_empty(), "no progress when stderr is not a terminal: {err:?}");
+    assert!(!out.contains('\r') && !out.contains("] "), "no progress text in the results: {out:?}");
+    assert!(out.lines().all(|l| l.starts_with("PASS ") || l.contains(" scenarios: ")), "{out}");
+}
+
+/// On a terminal (a pseudo-terminal from util-linux `script`, when it is installed) the same
+/// command draws its progress line.
+#[test]
+fn check_on_a_terminal_draws_a_progress_line() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
+        return;
+    }
+    let cmd = format!("{} check scenarios/nacos --jobs 2", env!("CARGO_BIN_EXE_routesim"));
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("script runs");
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let n = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nacos")).unwrap().count();
+    assert!(out.contains(&format!("] {n}/{n} scenarios")), "a progress line ending at {n}/{n}: {out:?}");
+    assert!(out.contains(&format!("{n} scenarios: {n} passed")), "{out:?}");
+}
+
+#[test]
 fn explore_reports_cases_events_and_violations() {
     let dir = tempfile::tempdir().unwrap();
     let o = routesim(&["explore", "--cases", "6", "--seed", "4", "--jobs", "2", "--out", dir.path().to_str().unwrap()]);

@@ -1,5 +1,7 @@
-//! `routesim check DIR [--jobs N]`: every scenario under DIR, in parallel, one line each.
+//! `routesim check DIR [--jobs N]`: every scenario under DIR, in parallel, one line each. A
+//! progress line counts finished scenarios on a terminal; piped output carries only the results.
 
+use super::progress::Progress;
 use super::{scenario_files, FAILED, HELD, INVALID};
 use crate::sim::runner::{run, RunOptions, RunReport};
 use crate::sim::scenario::{load, LoadError};
@@ -38,6 +40,7 @@ pub fn check(args: CheckArgs) -> u8 {
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
+    let (done, progress) = (AtomicUsize::new(0), Progress::new("scenarios", files.len() as u64));
     // Each worker takes the next file; every run has its own actor system on its own thread.
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(files.len()) {
@@ -49,9 +52,11 @@ pub fn check(args: CheckArgs) -> u8 {
                     Err(e) => Outcome::Invalid(e),
                 };
                 *results[i].lock().expect("no worker panics while holding it") = Some(outcome);
+                progress.update(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
             });
         }
     });
+    progress.finish();
     let (mut passed, mut failed, mut invalid) = (0, 0, 0);
     for (file, slot) in files.iter().zip(results) {
         match slot.into_inner().expect("lock is free").expect("every file was run") {

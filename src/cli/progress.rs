@@ -1,41 +1,107 @@
-//! A progress line for long commands: shown on a terminal, silent when output is piped.
+//! A progress line for long commands (`check`, `explore`): drawn on stderr when it is a
+//! terminal, silent when output is piped — so logs and CI output carry only results.
+//!
+//! Wall-clock time is fine here: it only throttles redrawing and never reaches a run.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The line's text: `[=========                     ] 7/22 scenarios`.
+fn line(done: u64, total: u64, what: &str) -> String {
+    let width = 30;
+    let filled = (done * width / total.max(1)).min(width) as usize;
+    format!("\r[{}{}] {done}/{total} {what}", "=".repeat(filled), " ".repeat(width as usize - filled))
+}
+
+/// Where the line is drawn, and when it last was.
+type Screen = Mutex<(Box<dyn Write + Send>, Option<Instant>)>;
+
 pub struct Progress {
     what: &'static str,
     total: u64,
-    enabled: bool,
-    last: Mutex<Option<Instant>>,
+    /// `None` draws nothing.
+    out: Option<Screen>,
 }
 
 impl Progress {
+    /// A progress line on stderr if stderr is a terminal.
     pub fn new(what: &'static str, total: u64) -> Self {
-        Progress { what, total, enabled: std::io::stderr().is_terminal(), last: Mutex::new(None) }
+        let out = std::io::stderr().is_terminal().then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>);
+        Self::to(what, total, out)
     }
 
-    /// Redraws at most ten times a second.
+    /// A progress line drawn on `out`, or nowhere.
+    pub fn to(what: &'static str, total: u64, out: Option<Box<dyn Write + Send>>) -> Self {
+        Progress { what, total, out: out.map(|o| Mutex::new((o, None))) }
+    }
+
+    /// Redraws at most ten times a second, and always for the last item. Safe to call from
+    /// every worker thread.
     pub fn update(&self, done: u64) {
-        if !self.enabled {
-            return;
-        }
-        let mut last = self.last.lock().expect("no panics while held");
+        let Some(out) = &self.out else { return };
+        let mut guard = out.lock().expect("no panics while held");
+        let (out, last) = &mut *guard;
         if last.is_some_and(|t| t.elapsed().as_millis() < 100) && done < self.total {
             return;
         }
         *last = Some(Instant::now());
-        let width = 30;
-        let filled = (done * width / self.total.max(1)).min(width) as usize;
-        let bar = format!("{}{}", "=".repeat(filled), " ".repeat(width as usize - filled));
-        let _ = write!(std::io::stderr(), "\r[{bar}] {done}/{} {}", self.total, self.what);
-        let _ = std::io::stderr().flush();
+        let _ = write!(out, "{}", line(done, self.total, self.what));
+        let _ = out.flush();
     }
 
+    /// Erases the line so the results print on a clean one.
     pub fn finish(&self) {
-        if self.enabled {
-            let _ = write!(std::io::stderr(), "\r{}\r", " ".repeat(60));
+        if let Some(out) = &self.out {
+            let (out, _) = &mut *out.lock().expect("no panics while held");
+            let _ = write!(out, "\r{}\r", " ".repeat(60));
+            let _ = out.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_line_fills_in_proportion_and_names_what_is_counted() {
+        assert_eq!(line(0, 4, "cases"), format!("\r[{}] 0/4 cases", " ".repeat(30)));
+        assert_eq!(line(2, 4, "cases"), format!("\r[{}{}] 2/4 cases", "=".repeat(15), " ".repeat(15)));
+        assert_eq!(line(9, 4, "cases"), format!("\r[{}] 9/4 cases", "=".repeat(30)), "never overflows");
+    }
+
+    #[test]
+    fn the_last_item_is_always_drawn_and_finish_erases_the_line() {
+        let buf = Shared::default();
+        let p = Progress::to("scenarios", 3, Some(Box::new(buf.clone())));
+        p.update(1);
+        p.update(2); // usually within 100 ms of the first, so skipped (not asserted: wall clock)
+        p.update(3);
+        p.finish();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("1/3 scenarios") && text.contains("3/3 scenarios"), "{text:?}");
+        assert!(text.ends_with(&format!("\r{}\r", " ".repeat(60))), "{text:?}");
+    }
+
+    #[test]
+    fn without_a_terminal_nothing_is_drawn() {
+        let p = Progress::to("scenarios", 3, None);
+        p.update(3);
+        p.finish();
     }
 }
