@@ -175,3 +175,20 @@ fn explore_reports_cases_events_and_violations() {
     assert!(out.starts_with("6 cases, ") && out.contains(" events simulated, 0 violations in "), "{out}");
     assert!(err.is_empty(), "no progress bar when stderr is not a terminal: {err:?}");
 }
+
+#[test]
+fn lesson_prints_the_committed_page_and_refuses_a_scenario_without_a_question() {
+    let o = routesim(&["lesson", "scenarios/nacos/01-crash.toml"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lessons/nacos/01-crash.md"))
+        .expect("the committed lesson page");
+    assert_eq!(out, page, "`routesim lesson` is what docs/lessons holds");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bare = write(dir.path(), "bare.toml", FAILING);
+    let o = routesim(&["lesson", bare.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("# Question:"), "the error says what the opening comment needs: {err}");
+}

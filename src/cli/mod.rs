@@ -1,4 +1,4 @@
-//! The command line: `routesim run`, `check`, `explore`, `explain`.
+//! The command line: `routesim run`, `check`, `explore`, `explain`, `lesson`.
 //!
 //! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
 //! was invalid (or could not be read or written). Errors never panic.
@@ -6,6 +6,7 @@
 mod check;
 mod explain;
 mod explore;
+mod lesson;
 mod output;
 mod progress;
 mod run;
@@ -40,6 +41,8 @@ enum Command {
     Explore(explore::ExploreArgs),
     /// Walk through a run's key moments, naming the real methods, with tables before and after.
     Explain(explain::ExplainArgs),
+    /// Print a scenario's lesson page (Markdown): question, commands, verdicts, diagram, why.
+    Lesson(lesson::LessonArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::check(args),
         Command::Explore(args) => explore::explore(args),
         Command::Explain(args) => explain::explain(args),
+        Command::Lesson(args) => lesson::lesson(args),
     };
     ExitCode::from(code)
 }
