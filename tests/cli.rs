@@ -192,3 +192,27 @@ fn lesson_prints_the_committed_page_and_refuses_a_scenario_without_a_question() 
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("# Question:"), "the error says what the opening comment needs: {err}");
 }
+
+/// A long run with its timeline off (or piped) shows how far the virtual clock has got, on a
+/// terminal only; the piped run's stderr stays empty.
+#[test]
+fn run_shows_virtual_time_progress_on_a_terminal_only_when_the_timeline_is_not_there() {
+    let piped = routesim(&["run", "--quiet", KILL]);
+    let (out, err) = text(&piped);
+    assert_eq!(piped.status.code(), Some(0), "{out}{err}");
+    assert!(err.is_empty(), "no progress when stderr is not a terminal: {err:?}");
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
+        return;
+    }
+    let cmd = format!("{} run --quiet {KILL}", env!("CARGO_BIN_EXE_routesim"));
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("script runs");
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
+    assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "then the verdicts: {out:?}");
+}

@@ -1,12 +1,16 @@
 //! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet]`
 
 use super::output::{print_report, scenario_header};
+use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
+use crate::sim::clock::SimTime;
 use crate::sim::runner::{run as run_scenario, RunOptions};
 use crate::sim::scenario::load;
 use crate::sim::trace::{Detail, TraceOptions};
-use std::io::{BufWriter, Write};
+use std::cell::Cell;
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -71,7 +75,18 @@ pub fn run(args: RunArgs) -> u8 {
         }
         trace.keep = args.diagram.is_some() || args.report.is_some();
         println!("{}", scenario_header(&scenario.name, file));
-        let report = run_scenario(&scenario, RunOptions { seed: args.seed, trace, ..Default::default() });
+        // A long run shows how far its virtual clock has got — unless the timeline is streaming
+        // to the same terminal, where the line would tear through it.
+        let streaming = !args.quiet && std::io::stdout().is_terminal();
+        let progress =
+            (!streaming).then(|| Rc::new(Progress::new("virtual seconds", scenario.duration.millis() / 1000)));
+        let report = run_scenario(
+            &scenario,
+            RunOptions { seed: args.seed, trace, progress: progress.clone().map(virtual_clock), ..Default::default() },
+        );
+        if let Some(p) = progress {
+            p.finish();
+        }
         if let Some(e) = &report.io_error {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return code;
@@ -100,4 +115,15 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     code
+}
+
+/// Feeds the progress line whole virtual seconds: a run has far more instants than redraws.
+fn virtual_clock(progress: Rc<Progress>) -> Box<dyn Fn(SimTime)> {
+    let last = Cell::new(u64::MAX);
+    Box::new(move |now: SimTime| {
+        let secs = now.since(SimTime::ZERO).millis() / 1000;
+        if secs != last.replace(secs) {
+            progress.update(secs);
+        }
+    })
 }

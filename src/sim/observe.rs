@@ -22,6 +22,8 @@ pub struct Obs {
     pub monitor: Option<Rc<RefCell<Monitor>>>,
     /// Present in explain mode.
     pub explainer: Option<Rc<RefCell<Explainer>>>,
+    /// Told the virtual time at each new instant (the CLI's progress line on long runs).
+    pub progress: Option<Rc<dyn Fn(SimTime)>>,
     check_actor: Arc<str>,
 }
 
@@ -33,6 +35,7 @@ impl Obs {
             world: Rc::new(world),
             monitor: None,
             explainer: None,
+            progress: None,
             check_actor: Arc::from("check"),
         }
     }
@@ -68,6 +71,9 @@ impl Obs {
     /// Called by the network driver when virtual time reaches `now`, before anything at `now`
     /// happens: every instant before `now` is complete.
     pub fn before_instant(&self, now: SimTime) {
+        if let Some(progress) = &self.progress {
+            progress(now);
+        }
         let notes = self.checker.borrow_mut().before_instant(now, &self.world);
         self.record_verdicts(now, notes);
         if let Some(m) = &self.monitor {

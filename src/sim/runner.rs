@@ -20,6 +20,7 @@ use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
 use crate::view::explain::Moment;
 use actix::prelude::*;
+use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -29,6 +30,9 @@ pub struct RunOptions {
     pub trace: TraceOptions,
     /// Narrate the key moments (explain mode).
     pub explain: bool,
+    /// Called with the virtual time at each new instant: a progress line for long runs. It
+    /// sees time pass; it cannot touch the run.
+    pub progress: Option<Box<dyn Fn(SimTime)>>,
     /// Test-only: plant a known bug (see [`Mutation`]).
     #[doc(hidden)]
     pub mutation: Option<Mutation>,
@@ -98,6 +102,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         if opts.explain {
             obs = obs.with_explainer();
         }
+        obs.progress = opts.progress.map(Rc::from);
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
