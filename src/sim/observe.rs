@@ -3,7 +3,7 @@
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::invariants::monitor::Monitor;
-use crate::sim::invariants::Violation;
+use crate::sim::invariants::{Arrival, Violation};
 use crate::sim::network::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
@@ -95,10 +95,10 @@ impl Obs {
         self.monitor.is_some()
     }
 
-    /// A registration or heartbeat from `broker` was delivered to `namesrv`.
-    pub fn arrived(&self, now: SimTime, broker: &str, namesrv: &str) {
+    /// A registration or heartbeat from `from` was delivered to the (naming) server `to`.
+    pub fn arrived(&self, now: SimTime, from: &str, to: &str, arrival: Arrival) {
         if let Some(m) = &self.monitor {
-            m.borrow_mut().arrived(now, broker, namesrv);
+            m.borrow_mut().arrived(now, from, to, arrival);
         }
     }
 

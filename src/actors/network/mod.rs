@@ -16,10 +16,10 @@
 
 mod kernel;
 
-use crate::rocketmq::wire::RmqMsg;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::invariants::Arrival;
 use crate::sim::network::{LinkRules, NetCore, ProcState};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
@@ -312,17 +312,18 @@ impl Net {
         }
     }
 
-    /// Registrations and heartbeats that reach a name server are the monitor's ground truth.
+    /// What reaches a (naming) server — registrations, heartbeats, beats — is the monitor's
+    /// ground truth; `Arrival::of` picks those out.
     fn note_arrival(&self, now: SimTime, p: &Packet) {
         let k = self.0.borrow();
         if !k.obs.watches_network() {
             return;
         }
-        if let Body::Rmq(RmqMsg::RegisterBroker(_) | RmqMsg::QueryDataVersion(_)) = &p.body {
+        if let Some(arrival) = Arrival::of(&p.body) {
             let (from, to) = (k.core.name(p.from).to_string(), k.core.name(p.to).to_string());
             let obs = k.obs.clone();
             drop(k);
-            obs.arrived(now, &from, &to);
+            obs.arrived(now, &from, &to, arrival);
         }
     }
 

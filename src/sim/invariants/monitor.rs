@@ -2,12 +2,15 @@
 //! after every event.
 //!
 //! Its ground truth is what *arrived*: the network tells it about every registration or
-//! heartbeat delivered to a name server, and about every process start, stop, hang and resume.
-//! It never trusts a name server's own timestamps, so a table that forgets a refresh (or a
-//! scanner that compares with `<=`) shows up as a difference.
+//! heartbeat delivered to a name server (and every beat or registration delivered to a Nacos
+//! naming server), and about every process start, stop, hang and resume. It never trusts a
+//! server's own timestamps, so a table that forgets a refresh (or a scanner that compares with
+//! `<=`) shows up as a difference. The Nacos checks live in [`super::nacos`]; this file feeds
+//! them and keeps the fault bookkeeping both families share.
 
 use super::derive::{self, Expected};
-use super::{Invariant, Violation};
+use super::nacos::{NacosWatch, Quiet};
+use super::{Arrival, Invariant, Violation};
 use crate::rocketmq::notes::RmqNote;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::network::ProcState;
@@ -43,10 +46,14 @@ pub struct Monitor {
     /// incarnation of the name server.
     arrivals: BTreeMap<(String, String), SimTime>,
     revisions: BTreeMap<String, (u64, u64)>,
-    /// Cuts in force (partition/block names), processes hung, links with loss.
+    /// Cuts in force (partition/block names), processes hung, links with loss, links whose
+    /// latency differs from the network's, and the most latency any link was given.
     cuts: BTreeSet<String>,
     lossy: BTreeSet<(String, String)>,
+    slow: BTreeSet<(String, String)>,
+    slowest: SimDuration,
     last_fault: SimTime,
+    nacos: NacosWatch,
     violations: Vec<Violation>,
     /// Each invariant reports once: the first violation is the one to shrink towards.
     reported: BTreeSet<Invariant>,
@@ -83,7 +90,10 @@ impl Monitor {
             revisions: BTreeMap::new(),
             cuts: BTreeSet::new(),
             lossy: BTreeSet::new(),
+            slow: BTreeSet::new(),
+            slowest: SimDuration::ZERO,
             last_fault: SimTime::ZERO,
+            nacos: NacosWatch::new(scenario),
             violations: Vec::new(),
             reported: BTreeSet::new(),
         }
@@ -105,6 +115,7 @@ impl Monitor {
     /// A process started, stopped, hung or resumed.
     pub fn process(&mut self, now: SimTime, name: &str, state: ProcState) {
         let before = self.state.insert(name.to_string(), state);
+        self.nacos.process(now, name, before, state);
         if self.namesrvs.contains_key(name) {
             match (before, state) {
                 (Some(ProcState::Hung), ProcState::Running) => {
@@ -119,10 +130,14 @@ impl Monitor {
         }
     }
 
-    /// A registration or heartbeat from `broker` reached name server `ns`.
-    pub fn arrived(&mut self, now: SimTime, broker: &str, ns: &str) {
-        if self.namesrvs.contains_key(ns) {
-            self.arrivals.insert((ns.to_string(), broker.to_string()), now);
+    /// A registration or heartbeat from `from` reached the (naming) server `to`.
+    pub fn arrived(&mut self, now: SimTime, from: &str, to: &str, arrival: Arrival) {
+        match arrival {
+            Arrival::Rmq if self.namesrvs.contains_key(to) => {
+                self.arrivals.insert((to.to_string(), from.to_string()), now);
+            }
+            Arrival::Rmq => {}
+            Arrival::Nacos(a) => self.nacos.arrived(now, to, a),
         }
     }
 
@@ -133,6 +148,11 @@ impl Monitor {
             What::Fault(FaultNote::Applied { name, .. }) => self.note_fault(e.t, name),
             What::Rmq(RmqNote::Expired { cluster, addr, timeout, .. }) => {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
+            }
+            What::Nacos(note) => {
+                for (invariant, detail) in self.nacos.on_note(e.t, &e.actor, note) {
+                    out.extend(self.violate(invariant, e.t, detail));
+                }
             }
             _ => {}
         }
@@ -155,11 +175,7 @@ impl Monitor {
                 self.cuts.remove(&n);
             }
             Action::Loss { from, to, rate, both_ways } => {
-                let mut links = vec![(from.clone(), to.clone())];
-                if both_ways {
-                    links.push((to, from));
-                }
-                for link in links {
+                for link in links(from, to, both_ways) {
                     if rate > 0.0 {
                         self.lossy.insert(link);
                     } else {
@@ -167,6 +183,19 @@ impl Monitor {
                     }
                 }
             }
+            Action::Latency { from, to, base, jitter, both_ways } => {
+                let n = &self.scenario.network;
+                let normal = (base, jitter) == (n.latency, n.jitter);
+                self.slowest = self.slowest.max(base + jitter);
+                for link in links(from, to, both_ways) {
+                    if normal {
+                        self.slow.remove(&link);
+                    } else {
+                        self.slow.insert(link);
+                    }
+                }
+            }
+            Action::Shutdown(p) => self.nacos.shutting_down(&p),
             _ => {}
         }
     }
@@ -218,6 +247,27 @@ impl Monitor {
 
     /// Called when virtual time reaches `now`: every earlier instant is complete.
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
+        let mut out = self.check_bounded_expiry(now, world);
+        let pending = |i: Invariant| self.enabled.contains(&i) && !self.reported.contains(&i);
+        let nacos = (pending(Invariant::NacosBoundedExpiry), pending(Invariant::NacosRecovery));
+        if nacos.0 || nacos.1 {
+            let quiet = self.quiet().map(|since| Quiet { since, slowest: self.slowest });
+            let found = self.nacos.before_instant(now, world, &self.state, quiet, nacos);
+            out.extend(found.into_iter().filter_map(|(i, d)| self.violate(i, now, d)));
+        }
+        out
+    }
+
+    /// When the last fault ended, if none is in force: no cut, no lossy or slow link, no
+    /// paused process, no loss on the whole network.
+    fn quiet(&self) -> Option<SimTime> {
+        let hung = self.state.values().any(|s| *s == ProcState::Hung);
+        let whole = self.cuts.is_empty() && self.lossy.is_empty() && self.slow.is_empty();
+        (whole && !hung && self.scenario.network.loss == 0.0).then_some(self.last_fault)
+    }
+
+    /// `BoundedExpiry` for RocketMQ name servers.
+    fn check_bounded_expiry(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
         if !self.enabled.contains(&Invariant::BoundedExpiry) {
             return Vec::new();
         }
@@ -277,4 +327,13 @@ impl Monitor {
             false => self.violate(Invariant::Convergence, end, diffs.join("; ")).into_iter().collect(),
         }
     }
+}
+
+/// The directed links an action on `from`–`to` touches.
+fn links(from: String, to: String, both_ways: bool) -> Vec<(String, String)> {
+    let mut out = vec![(from.clone(), to.clone())];
+    if both_ways {
+        out.push((to, from));
+    }
+    out
 }

@@ -1,0 +1,346 @@
+//! The Nacos half of the invariant monitor.
+//!
+//! Its ground truth is what *arrived* at each naming server — beats, registrations and
+//! deregistrations accepted by the running server process, as the network reports them — never
+//! the server's own `lastHeartBeatTime`. It also keeps a mirror of what each server publishes,
+//! built from the server's trace events, to know which instances a client removal took.
+//!
+//! * `nacos_stays_healthy` is checked at the trace events that mark an instance unhealthy, delete
+//!   it or remove its client;
+//! * `nacos_bounded_expiry` and `nacos_recovery` at every instant boundary, against the servers'
+//!   state (deadlines in [`super::nacos_bounds`]).
+
+use super::arrival::{ArrivalKind, NacosArrival, Seen};
+use super::nacos_bounds::{acted_by, beat_cycle, premature, Recovery};
+use super::Invariant;
+use crate::nacos::naming::{NamingServer, Timeouts};
+use crate::nacos::notes::NacosNote;
+use crate::nacos::types::{to_long, ClientKey, ServiceKey, HEART_BEAT_INTERVAL_KEY};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::network::ProcState;
+use crate::sim::scenario::Scenario;
+use crate::sim::world::World;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the invariants need to know of one scenario instance; fixed for the run.
+struct InstanceFacts {
+    name: String,
+    app: String,
+    servers: Vec<String>,
+    /// The server's reading of its metadata (`ConvertUtils.toLong`), as the checkers use it.
+    timeouts: Timeouts,
+    /// When it registers, counted from its app's (re)start.
+    offset: SimDuration,
+    recovery: Recovery,
+}
+
+struct ServerFacts {
+    expire_instance: bool,
+    client_expired_time: SimDuration,
+}
+
+/// The network is whole since `since`; `slowest` is the most latency any link had.
+#[derive(Clone, Copy, Debug)]
+pub struct Quiet {
+    pub since: SimTime,
+    pub slowest: SimDuration,
+}
+
+type InstanceKey = (ServiceKey, ClientKey);
+
+pub struct NacosWatch {
+    servers: BTreeMap<String, ServerFacts>,
+    instances: BTreeMap<InstanceKey, InstanceFacts>,
+    /// (server, service, client) → the last arrivals there, this incarnation of the server.
+    seen: BTreeMap<(String, ServiceKey, ClientKey), Seen>,
+    /// (server, client) → the last arrival of anything from that `ip:port`: never earlier than
+    /// the client's `lastUpdatedTime`, which the cleaner reads.
+    touched: BTreeMap<(String, ClientKey), SimTime>,
+    /// What each server publishes, followed from its trace events.
+    published: BTreeMap<String, BTreeSet<InstanceKey>>,
+    server_started: BTreeMap<String, SimTime>,
+    server_resumed: BTreeMap<String, SimTime>,
+    app_started: BTreeMap<String, SimTime>,
+    /// Applications told to shut down (and not started again since): they deregister on purpose.
+    stopping: BTreeSet<String>,
+}
+
+impl NacosWatch {
+    pub fn new(s: &Scenario) -> Self {
+        let servers: BTreeMap<String, ServerFacts> = s
+            .nacos
+            .servers
+            .iter()
+            .map(|v| {
+                let facts = ServerFacts {
+                    expire_instance: v.config.expire_instance,
+                    client_expired_time: SimDuration(v.config.client_expired_time),
+                };
+                (v.name.clone(), facts)
+            })
+            .collect();
+        let hop = s.network.latency + s.network.jitter;
+        let mut instances = BTreeMap::new();
+        for app in &s.nacos.apps {
+            for i in &app.instances {
+                let interval = i.instance.metadata.get(HEART_BEAT_INTERVAL_KEY).map(|v| to_long(v));
+                let cycle = s
+                    .nacos
+                    .servers
+                    .iter()
+                    .filter(|v| app.servers.contains(&v.name))
+                    .map(|v| beat_cycle(i.period, interval, v.config.client_beat_interval))
+                    .fold(i.period, SimDuration::max);
+                let stall = app.read_timeout.max(s.network.connect_timeout);
+                let facts = InstanceFacts {
+                    name: i.name.clone(),
+                    app: app.name.clone(),
+                    servers: app.servers.clone(),
+                    timeouts: Timeouts::from_metadata(&i.instance.metadata),
+                    offset: i.start.since(app.start),
+                    recovery: Recovery { stall, slowest: SimDuration::ZERO, cycle, hop },
+                };
+                instances.insert((i.service.clone(), ClientKey::new(&i.instance.ip, i.instance.port)), facts);
+            }
+        }
+        NacosWatch {
+            servers,
+            instances,
+            seen: BTreeMap::new(),
+            touched: BTreeMap::new(),
+            published: BTreeMap::new(),
+            server_started: BTreeMap::new(),
+            server_resumed: BTreeMap::new(),
+            app_started: BTreeMap::new(),
+            stopping: BTreeSet::new(),
+        }
+    }
+
+    /// A process started, stopped, hung or resumed. A (re)started server has forgotten everyone,
+    /// so what arrived at its previous incarnation no longer counts.
+    pub fn process(&mut self, now: SimTime, name: &str, before: Option<ProcState>, state: ProcState) {
+        let resumed = before == Some(ProcState::Hung) && state == ProcState::Running;
+        if self.servers.contains_key(name) {
+            match state {
+                ProcState::Running if resumed => {
+                    self.server_resumed.insert(name.to_string(), now);
+                }
+                ProcState::Running => {
+                    self.server_started.insert(name.to_string(), now);
+                    self.server_resumed.remove(name);
+                    self.seen.retain(|(s, _, _), _| s != name);
+                    self.touched.retain(|(s, _), _| s != name);
+                    self.published.remove(name);
+                }
+                ProcState::Down => {
+                    self.published.remove(name);
+                }
+                ProcState::Hung => {}
+            }
+        } else if state == ProcState::Running && !resumed {
+            self.app_started.insert(name.to_string(), now);
+            self.stopping.remove(name);
+        }
+    }
+
+    /// SIGTERM: the application deregisters its instances and exits.
+    pub fn shutting_down(&mut self, app: &str) {
+        self.stopping.insert(app.to_string());
+    }
+
+    /// A request from an instance reached naming server `server`.
+    pub fn arrived(&mut self, now: SimTime, server: &str, a: NacosArrival) {
+        if !self.servers.contains_key(server) {
+            return;
+        }
+        self.touched.insert((server.to_string(), a.client.clone()), now);
+        if a.kind == ArrivalKind::Deregister {
+            return;
+        }
+        let key = (server.to_string(), a.service, a.client);
+        self.seen.entry(key).and_modify(|s| s.again(now)).or_insert_with(|| Seen::first(now));
+    }
+
+    /// A Nacos trace event: keeps the mirror of each server's instances, and checks that an
+    /// instance marked unhealthy, deleted or removed had been silent long enough.
+    pub fn on_note(&mut self, now: SimTime, actor: &str, note: &NacosNote) -> Vec<(Invariant, String)> {
+        let server = actor.split('/').next().unwrap_or(actor);
+        let Some(facts) = self.servers.get(server) else { return Vec::new() };
+        let expired_time = facts.client_expired_time;
+        let mut out = Vec::new();
+        match note {
+            NacosNote::InstanceRegistered { service, client, .. } => {
+                self.published.entry(server.to_string()).or_default().insert((service.clone(), client.clone()));
+            }
+            NacosNote::InstanceDeregistered { service, client } => {
+                self.unpublish(server, service, client);
+            }
+            NacosNote::Unhealthy { service, client, .. } => {
+                let limit = self.instances.get(&(service.clone(), client.clone())).map(|f| f.timeouts.beat);
+                out.extend(self.too_soon(now, server, service, client, limit, "unhealthy (UnhealthyInstanceChecker)"));
+            }
+            NacosNote::Expired { service, client, .. } => {
+                let limit = self.instances.get(&(service.clone(), client.clone())).map(|f| f.timeouts.delete);
+                out.extend(self.too_soon(now, server, service, client, limit, "deleted (ExpiredInstanceChecker)"));
+                self.unpublish(server, service, client);
+            }
+            NacosNote::ClientRemoved { client, .. } => {
+                let gone: Vec<InstanceKey> = self
+                    .published
+                    .get(server)
+                    .map(|p| p.iter().filter(|(_, c)| c == client).cloned().collect())
+                    .unwrap_or_default();
+                for (service, client) in gone {
+                    let limit = Some(expired_time.millis() as i64);
+                    out.extend(self.too_soon(now, server, &service, &client, limit, "removed (ExpiredClientCleaner)"));
+                    self.unpublish(server, &service, &client);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn unpublish(&mut self, server: &str, service: &ServiceKey, client: &ClientKey) {
+        if let Some(p) = self.published.get_mut(server) {
+            p.remove(&(service.clone(), client.clone()));
+        }
+    }
+
+    /// `nacos_stays_healthy` for one instance marked at `now`: nothing may have arrived from it
+    /// within `limit` before.
+    fn too_soon(
+        &self,
+        now: SimTime,
+        server: &str,
+        service: &ServiceKey,
+        client: &ClientKey,
+        limit: Option<i64>,
+        what: &str,
+    ) -> Option<(Invariant, String)> {
+        let facts = self.instances.get(&(service.clone(), client.clone()))?;
+        let limit = limit?;
+        let who = format!("{} ({service} {client})", facts.name);
+        let seen = self.seen.get(&(server.to_string(), service.clone(), client.clone()));
+        let detail = match seen.and_then(|s| s.before(now)) {
+            None => format!("{server} marked {who} {what} at {now}, but nothing from it ever arrived there"),
+            Some(last) if premature(now, last, limit) => format!(
+                "{server} marked {who} {what} at {now}, but a beat or registration from it arrived at {last}, {} \
+                 before, within its {} limit. expected: kept; got: {what}",
+                now.since(last),
+                SimDuration(limit.max(0) as u64),
+            ),
+            Some(_) => return None,
+        };
+        Some((Invariant::NacosStaysHealthy, detail))
+    }
+
+    /// The checks at an instant boundary: every earlier instant is complete. `quiet` is set
+    /// when no fault is in force.
+    pub fn before_instant(
+        &self,
+        now: SimTime,
+        world: &World,
+        states: &BTreeMap<String, ProcState>,
+        quiet: Option<Quiet>,
+        enabled: (bool, bool),
+    ) -> Vec<(Invariant, String)> {
+        let mut out = Vec::new();
+        for (server, facts) in &self.servers {
+            if states.get(server) != Some(&ProcState::Running) {
+                continue;
+            }
+            let Some(core) = world.nacos_server(server) else { continue };
+            let core = core.borrow();
+            if enabled.0 {
+                out.extend(self.bounded(now, server, facts, &core).map(|d| (Invariant::NacosBoundedExpiry, d)));
+            }
+            if let (true, Some(quiet)) = (enabled.1, quiet) {
+                let diffs = self.recovery(now, server, &core, states, quiet);
+                if !diffs.is_empty() {
+                    out.push((Invariant::NacosRecovery, format!("{server} at {now}: {}", diffs.join("; "))));
+                }
+            }
+        }
+        out
+    }
+
+    /// `nacos_bounded_expiry` on one server: the first instance held past its deadline.
+    fn bounded(&self, now: SimTime, server: &str, facts: &ServerFacts, core: &NamingServer) -> Option<String> {
+        let resumed = self.server_resumed.get(server).copied();
+        for ((service, client), i) in &self.instances {
+            let Some(p) = core.instance(service, client) else { continue };
+            let Some(seen) = self.seen.get(&(server.to_string(), service.clone(), client.clone())) else { continue };
+            if i.timeouts.skip {
+                continue;
+            }
+            let last = seen.last;
+            let unhealthy_by = acted_by(last, i.timeouts.beat, resumed);
+            let (absent_by, why) = if facts.expire_instance {
+                (acted_by(last, i.timeouts.delete, resumed), format!("delete timeout {}ms", i.timeouts.delete))
+            } else {
+                let touched = self.touched.get(&(server.to_string(), client.clone())).copied().unwrap_or(last);
+                let limit = facts.client_expired_time.millis() as i64;
+                (acted_by(touched, limit, resumed), format!("client_expired_time {}", facts.client_expired_time))
+            };
+            let who = format!("{} ({service} {client})", i.name);
+            let state = if p.healthy { "healthy" } else { "unhealthy" };
+            if now > absent_by {
+                return Some(format!(
+                    "{server} still has {who} ({state}) at {now}: nothing arrived from it since {last}, so it should \
+                     be gone by {absent_by} ({why} + check period 5s). expected: absent; got: {state}"
+                ));
+            }
+            if p.healthy && now > unhealthy_by {
+                return Some(format!(
+                    "{server} still has {who} healthy at {now}: nothing arrived from it since {last}, so it should be \
+                     unhealthy by {unhealthy_by} (heart-beat timeout {}ms + check period 5s). expected: unhealthy or \
+                     absent; got: healthy",
+                    i.timeouts.beat
+                ));
+            }
+        }
+        None
+    }
+
+    /// `nacos_recovery` on one server: every instance past its recovery deadline that is not
+    /// registered and healthy there, as "expected healthy, got ..." lines.
+    fn recovery(
+        &self,
+        now: SimTime,
+        server: &str,
+        core: &NamingServer,
+        states: &BTreeMap<String, ProcState>,
+        quiet: Quiet,
+    ) -> Vec<String> {
+        let mut diffs = Vec::new();
+        for ((service, client), i) in &self.instances {
+            let running = states.get(&i.app) == Some(&ProcState::Running) && !self.stopping.contains(&i.app);
+            if i.servers != [server] || !running {
+                continue;
+            }
+            let recovery = Recovery { slowest: quiet.slowest, ..i.recovery };
+            if !recovery.has_room(&i.timeouts) {
+                continue;
+            }
+            let registers = self.app_started.get(&i.app).map_or(SimTime::ZERO, |t| *t + i.offset);
+            let started = self.server_started.get(server).copied().unwrap_or_default();
+            let by = recovery.by(quiet.since.max(registers).max(started));
+            let got = match core.instance(service, client) {
+                Some(p) if p.healthy => continue,
+                Some(_) => "unhealthy",
+                None => "absent",
+            };
+            if now > by {
+                let last = self.seen.get(&(server.to_string(), service.clone(), client.clone())).map(|s| s.last);
+                let last = last.map_or("never".to_string(), |t| t.to_string());
+                diffs.push(format!(
+                    "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + slowest link {} + \
+                     beat cycle {} + 3 hops of {}), got {got} (last arrival {last})",
+                    i.name, quiet.since, recovery.stall, recovery.slowest, recovery.cycle, recovery.hop
+                ));
+            }
+        }
+        diffs
+    }
+}

@@ -1,0 +1,162 @@
+//! The Nacos invariants' deadlines, as plain functions of what arrived and when — no actors, no
+//! world — so each bound can be checked against the catalogue's worked examples.
+//!
+//! All of them rest on two facts about the 2.x server (`nacos::health` has the details):
+//!
+//! * every check compares `now - lastHeartBeatTime` *strictly* with a timeout, and
+//! * checks run on a 5 s grid that starts 5 s after the client object appeared — never before
+//!   its first arrival — and that a pause moves to the resume instant.
+//!
+//! So the first tick past `L + timeout` is at most one check period later, unless the server was
+//! paused then; in that case it is the resume itself, and the tick after it at the latest.
+
+use crate::nacos::health::CHECK_PERIOD;
+use crate::nacos::naming::Timeouts;
+use crate::sim::clock::{SimDuration, SimTime};
+
+/// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period (hard-coded 5 s, #5216).
+pub const CHECK: SimDuration = SimDuration(CHECK_PERIOD);
+
+/// The instant by which a server must have acted on a silence that began at `last`: the first
+/// check tick with more than `timeout` of silence lies at most one period after `last + timeout`,
+/// or after the resume when the server was paused past that point. A negative timeout (a
+/// metadata value such as "-1", which `toLong` keeps) acts as 0: the first tick fires.
+pub fn acted_by(last: SimTime, timeout_ms: i64, resumed: Option<SimTime>) -> SimTime {
+    let due = last + SimDuration(timeout_ms.max(0) as u64);
+    due.max(resumed.unwrap_or(SimTime::ZERO)) + CHECK
+}
+
+/// Whether marking an instance at `now` was premature: something from it arrived at
+/// `last_before` (the last arrival strictly before `now`), no more than `limit` earlier. Checks
+/// compare strictly, so exactly `limit` of silence is still too little.
+pub fn premature(now: SimTime, last_before: SimTime, limit_ms: i64) -> bool {
+    (now.since(last_before).millis() as i128) <= i128::from(limit_ms)
+}
+
+/// The longest a `BeatTask` waits between two beats: after a failure the client's `period`;
+/// after an answer the answer's `clientBeatInterval` — the instance's
+/// `preserved.heart.beat.interval` (`toLong`; ≤ 0 is ignored) when the server still has the
+/// instance, but the server's *default* (the `clientBeatInterval` switch, 5 s) in a 20404 answer,
+/// since the instance whose metadata it would read is gone.
+///
+/// That last case is a trap: an instance that beats every 1 s with a 2 s delete timeout is
+/// fine until it is deleted once; then the 20404 answer makes it wait 5 s, the re-registered
+/// instance is deleted at the next check tick, the next beat gets 20404 again, and so on for
+/// ever (`InstanceOperatorClientImpl#getHeartBeatInterval` + `BeatTask#run`).
+pub fn beat_cycle(period: SimDuration, instance_interval: Option<i64>, server_default: i64) -> SimDuration {
+    let answered = [instance_interval.unwrap_or(server_default), server_default];
+    answered.into_iter().filter(|i| *i > 0).map(|i| SimDuration(i as u64)).fold(period, SimDuration::max)
+}
+
+/// The worst time for one beat chain to reach its server again once the network is whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recovery {
+    /// The longest a request sent before the heal can keep the `BeatTask` busy: its read
+    /// timeout (a black-holed request on an open connection), or the connect timeout.
+    pub stall: SimDuration,
+    /// The most latency any link had during the faults: packets still in flight keep it, and a
+    /// channel delivers in order, so a fresh request may queue behind them.
+    pub slowest: SimDuration,
+    /// The longest wait between two beats ([`beat_cycle`]).
+    pub cycle: SimDuration,
+    /// One way across a healthy link: latency plus jitter.
+    pub hop: SimDuration,
+}
+
+impl Recovery {
+    /// From `quiet` (the later of the last fault and the instance's own registration), the
+    /// chain finishes whatever it had in flight (`stall`, `slowest`), waits at most one `cycle`,
+    /// and its beat arrives; if the instance was deleted the beat gets 20404 and the
+    /// re-registration follows: three hops in all.
+    pub fn by(&self, quiet: SimTime) -> SimTime {
+        quiet + self.stall + self.slowest + self.cycle + SimDuration(3 * self.hop.millis())
+    }
+
+    /// Whether the timeouts leave room for the beat cycle: beats arrive at most `cycle + 2 hops`
+    /// apart (a beat, its answer, the next beat), and a check fires only past a timeout. With
+    /// less room the instance flaps by design, however healthy the network.
+    pub fn has_room(&self, t: &Timeouts) -> bool {
+        let gap = (self.cycle.millis() + 2 * self.hop.millis()) as i64;
+        !t.skip && t.beat >= gap && t.delete >= gap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeouts(beat: i64, delete: i64) -> Timeouts {
+        Timeouts { beat, delete, skip: false }
+    }
+
+    #[test]
+    fn a_crashed_instance_is_acted_on_by_its_last_beat_plus_timeout_plus_one_check_period() {
+        // scenarios/nacos/01-crash.toml: last beat 5.001 s; ticks at 20.001 s (exactly 15 s: too
+        // early, strict >) and 25.001 s; deleted at 40.001 s. Both bounds are met exactly.
+        assert_eq!(acted_by(SimTime(5_001), 15_000, None), SimTime(25_001));
+        assert_eq!(acted_by(SimTime(5_001), 30_000, None), SimTime(40_001));
+    }
+
+    #[test]
+    fn a_paused_server_is_given_one_check_period_after_its_resume() {
+        // scenarios/nacos/10-server-gc-pause.toml: paused 40.5–70.5 s; the overdue checks run at
+        // the resume, and the bound allows one period more.
+        assert_eq!(acted_by(SimTime(40_000), 15_000, Some(SimTime(70_500))), SimTime(75_500));
+        // A resume long before the silence does not matter.
+        assert_eq!(acted_by(SimTime(40_000), 15_000, Some(SimTime(1_000))), SimTime(60_000));
+    }
+
+    #[test]
+    fn a_negative_timeout_acts_as_zero() {
+        // ConvertUtils.toLong("-1") = -1: every tick finds the instance too quiet.
+        assert_eq!(acted_by(SimTime(1_000), -1, None), SimTime(6_000));
+    }
+
+    #[test]
+    fn exactly_the_timeout_of_silence_is_not_enough_to_mark_an_instance() {
+        // UnhealthyInstanceChecker#doCheck: now - lastHeartBeatTime > timeout, strictly.
+        assert!(premature(SimTime(20_001), SimTime(5_001), 15_000));
+        assert!(!premature(SimTime(20_002), SimTime(5_001), 15_000));
+    }
+
+    #[test]
+    fn a_beat_stuck_on_a_dead_connection_delays_recovery_by_its_read_timeout() {
+        // scenarios/nacos/06-partition.toml: healed at 80.5 s; stuck-1's beat waits for its 50 s
+        // read timeout, the next one gets 20404 and it is back at 120.027 s.
+        let r = Recovery {
+            stall: SimDuration::from_secs(50),
+            slowest: SimDuration::ZERO,
+            cycle: SimDuration::from_secs(5),
+            hop: SimDuration(1),
+        };
+        let by = r.by(SimTime(80_500));
+        assert_eq!(by, SimTime(135_503));
+        assert!(SimTime(120_027) <= by);
+    }
+
+    #[test]
+    fn after_a_20404_the_next_beat_waits_for_the_servers_default_interval() {
+        // InstanceOperatorClientImpl#getHeartBeatInterval: the instance's metadata while it is
+        // registered; the clientBeatInterval switch (5 s) once it is gone.
+        assert_eq!(beat_cycle(SimDuration(1_000), Some(1_000), 5_000), SimDuration(5_000));
+        // A non-numeric interval reads as 0 on the server: the client keeps its own period.
+        assert_eq!(beat_cycle(SimDuration(5_000), Some(0), 5_000), SimDuration(5_000));
+        assert_eq!(beat_cycle(SimDuration(5_000), Some(8_000), 5_000), SimDuration(8_000));
+        assert_eq!(beat_cycle(SimDuration(5_000), None, 2_000), SimDuration(5_000));
+    }
+
+    #[test]
+    fn a_timeout_equal_to_the_interval_leaves_no_room_for_the_round_trip() {
+        // NamingUtils#checkInstanceIsLegal accepts timeout == interval, but beats arrive every
+        // interval plus a round trip.
+        let r = Recovery {
+            stall: SimDuration::from_secs(3),
+            slowest: SimDuration::ZERO,
+            cycle: SimDuration::from_secs(1),
+            hop: SimDuration(1),
+        };
+        assert!(!r.has_room(&timeouts(1_000, 30_000)));
+        assert!(r.has_room(&timeouts(1_002, 1_002)));
+        assert!(!r.has_room(&Timeouts { skip: true, ..timeouts(15_000, 30_000) }));
+    }
+}
