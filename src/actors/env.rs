@@ -37,7 +37,7 @@ impl Env {
         self.net.now()
     }
 
-    /// False once the process died or hung (see [`Net::alive`]).
+    /// False once this incarnation of the process died (see [`Net::alive`]).
     pub fn alive(&self) -> bool {
         self.net.alive(self.node, self.epoch)
     }
@@ -48,7 +48,7 @@ impl Env {
         }
     }
 
-    /// Sends from this process; a dead or hung process sends nothing (id 0).
+    /// Sends from this process; a dead one sends nothing (id 0).
     pub fn send(&self, to: NodeId, body: Body) -> MsgId {
         if !self.alive() {
             return 0;

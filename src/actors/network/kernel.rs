@@ -190,15 +190,17 @@ impl Kernel {
             // The FIN closes this end too (the application sees channelInactive).
             self.core.peer_closed(channel, to);
         }
+        if state == ProcState::Hung {
+            // Parked as a notice, not as a packet: a connect failure has no channel for
+            // `arrive` to find, and would be discarded on resume.
+            self.parked.entry(to).or_default().push(Due::Notice { to, epoch, notice });
+            return None;
+        }
         let (channel, from) = match &notice {
             Notice::ChannelClosed { channel, peer, .. } => (*channel, *peer),
             Notice::SendFailed { to: peer, .. } => (ChannelId(0), *peer),
         };
         let packet = Packet { id: 0, from, to, channel, body: Body::Notice(notice) };
-        if state == ProcState::Hung {
-            self.parked.entry(to).or_default().push(Due::Deliver(packet));
-            return None;
-        }
         self.endpoints[to.0 as usize].is_some().then_some(packet)
     }
 

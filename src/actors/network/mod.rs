@@ -166,13 +166,17 @@ impl Net {
         epoch
     }
 
-    /// Whether incarnation `epoch` of `node` is running. A handler can still run for a process
+    /// Whether incarnation `epoch` of `node` may still act. A handler can still run for a process
     /// that died in the same instant (its timer was admitted just before the fault); such a
     /// ghost must neither send nor leave trace events.
+    ///
+    /// A process *stopped* (SIGSTOP) in that instant is not a ghost: its handler was admitted
+    /// while it ran, so it ran before the stop, and what it sends goes out. (Dropping those sends
+    /// left a Nacos `BeatTask` waiting for an answer to a request never sent, for ever.)
     pub fn alive(&self, node: NodeId, epoch: u32) -> bool {
         let k = self.0.borrow();
         let p = k.core.proc(node);
-        p.state == ProcState::Running && p.epoch == epoch
+        p.state != ProcState::Down && p.epoch == epoch
     }
 
     /// Stops `node`. Its timers and buffered input die with it.
