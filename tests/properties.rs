@@ -2,18 +2,40 @@
 //! event and replay identically; and the properties must be able to fail — a planted bug is
 //! caught, shrunk, and saved as a scenario that replays it.
 //!
-//! Case counts are sized for CI on two cores; `PROPTEST_CASES=1000 cargo test --release --test
-//! properties` (or `routesim explore --cases N`) searches harder.
+//! Both models are covered: RocketMQ clusters ([`gen::scenario`]) and Nacos naming servers with
+//! beating instances ([`gen_nacos::scenario`]). Case counts are sized for CI on two cores;
+//! `PROPTEST_CASES=1000 cargo test --release --test properties` (or `routesim explore --cases N`)
+//! searches harder.
 
 use proptest::prelude::*;
-use routesim::sim::explore::{check, explore, gen, ExploreOptions};
+use routesim::sim::explore::{check, explore, gen, gen_nacos, save, ExploreOptions, Model};
 use routesim::sim::invariants::{Invariant, Mutation};
 use routesim::sim::runner::{run, RunOptions};
-use routesim::sim::scenario::{load, parse, to_toml};
+use routesim::sim::scenario::{load, parse, to_toml, Scenario};
 use std::path::Path;
 
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The property itself: every invariant holds and a second run gives the same trace. A failing
+/// case is saved where the message says, as a scenario `routesim run` replays.
+fn keeps_invariants(s: &Scenario) -> Result<(), TestCaseError> {
+    if let Err(failure) = check(s, None) {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("property-failures");
+        let saved = save(&dir, s, &failure).expect("save the counterexample");
+        prop_assert!(false, "{failure}\nseed {}; replay with: routesim run {}", s.seed, saved.display());
+    }
+    Ok(())
+}
+
+/// Writing a scenario and loading it back gives the same scenario: what a failure saves is what
+/// was run.
+fn survives_round_trip(s: &Scenario) -> Result<(), TestCaseError> {
+    let text = to_toml(s);
+    let back = parse(Path::new("generated.toml"), &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    prop_assert_eq!(&back, s);
+    Ok(())
 }
 
 proptest! {
@@ -21,11 +43,12 @@ proptest! {
 
     #[test]
     fn generated_clusters_keep_every_invariant_and_replay_identically(s in gen::scenario()) {
-        if let Err(failure) = check(&s, None) {
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("property-failures");
-            let saved = routesim::sim::explore::save(&dir, &s, &failure).expect("save the counterexample");
-            prop_assert!(false, "{failure}\nseed {}; replay with: routesim run {}", s.seed, saved.display());
-        }
+        keeps_invariants(&s)?;
+    }
+
+    #[test]
+    fn generated_nacos_clusters_keep_every_invariant_and_replay_identically(s in gen_nacos::scenario()) {
+        keeps_invariants(&s)?;
     }
 }
 
@@ -34,38 +57,48 @@ proptest! {
 
     #[test]
     fn generated_scenarios_survive_a_toml_round_trip(s in gen::scenario()) {
-        let text = to_toml(&s);
-        let back = parse(Path::new("generated.toml"), &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        prop_assert_eq!(back, s);
+        survives_round_trip(&s)?;
     }
+
+    #[test]
+    fn generated_nacos_scenarios_survive_a_toml_round_trip(s in gen_nacos::scenario()) {
+        survives_round_trip(&s)?;
+    }
+}
+
+/// Explores `model` with `mutation` planted until one failure is saved; asserts it breaks
+/// `invariant`, that the saved file loads and replays to the same violation with the bug, and
+/// that without the bug the same scenario holds.
+fn planted_bug_is_caught(model: Model, mutation: Mutation, invariant: Invariant, seed: u64) {
+    let out = tempfile::tempdir().unwrap();
+    let opts = ExploreOptions {
+        cases: 200,
+        model,
+        seed,
+        jobs: 2,
+        out_dir: out.path().to_path_buf(),
+        mutation: Some(mutation),
+        max_shrink_iters: 24,
+        stop_at_first: true,
+    };
+    let report = explore(&opts, &|_| {});
+    eprintln!("{mutation:?}: {} cases, {} failures, {:?}", report.cases, report.failures.len(), report.elapsed);
+    let found = report.failures.first().unwrap_or_else(|| panic!("{} cases did not catch {mutation:?}", report.cases));
+    assert!(found.failure.starts_with(&format!("{invariant} violated at")), "{}", found.failure);
+
+    // The saved file is a scenario: it loads, and with the bug it replays to the same violation.
+    let scenario = load(&found.path).expect("the counterexample loads");
+    assert!(scenario.invariants.contains(&invariant));
+    let replay = run(&scenario, RunOptions { mutation: Some(mutation), ..Default::default() });
+    let v = replay.violations.first().expect("it replays to a violation");
+    assert_eq!(v.to_string(), found.failure);
+    // Without the bug, the same scenario is fine.
+    assert!(run(&scenario, RunOptions::default()).violations.is_empty());
 }
 
 #[test]
 fn a_planted_scan_bug_is_found_shrunk_and_saved_as_a_replayable_scenario() {
     // The scanner is made to expire at `last + timeout <= now` instead of `<`: wrong only when a
     // scan tick lands exactly on the 120 s mark, which generated clusters with 0 ms latency hit.
-    let out = tempfile::tempdir().unwrap();
-    let opts = ExploreOptions {
-        cases: 200,
-        seed: 3,
-        jobs: 2,
-        out_dir: out.path().to_path_buf(),
-        mutation: Some(Mutation::ScanAtTimeout),
-        max_shrink_iters: 24,
-        stop_at_first: true,
-    };
-    let report = explore(&opts, &|_| {});
-    eprintln!("planted bug: {} cases, {} failures, {:?}", report.cases, report.failures.len(), report.elapsed);
-    let found =
-        report.failures.first().unwrap_or_else(|| panic!("{} cases did not catch the planted bug", report.cases));
-    assert!(found.failure.starts_with("no_false_expiry violated at"), "{}", found.failure);
-
-    // The saved file is a scenario: it loads, and with the bug it replays to the same violation.
-    let scenario = load(&found.path).expect("the counterexample loads");
-    assert!(scenario.invariants.contains(&Invariant::NoFalseExpiry));
-    let replay = run(&scenario, RunOptions { mutation: Some(Mutation::ScanAtTimeout), ..Default::default() });
-    let v = replay.violations.first().expect("it replays to a violation");
-    assert_eq!(v.to_string(), found.failure);
-    // Without the bug, the same scenario is fine.
-    assert!(run(&scenario, RunOptions::default()).violations.is_empty());
+    planted_bug_is_caught(Model::Rocketmq, Mutation::ScanAtTimeout, Invariant::NoFalseExpiry, 3);
 }

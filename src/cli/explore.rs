@@ -1,9 +1,10 @@
-//! `routesim explore [--cases N] [--seed S] [--jobs J] [--out DIR]`: random clusters and fault
-//! schedules against every invariant; each failure is shrunk and saved as a scenario.
+//! `routesim explore [--model rocketmq|nacos|both] [--cases N] [--seed S] [--jobs J] [--out DIR]`:
+//! random clusters and fault schedules against every invariant of their model; each failure is
+//! shrunk and saved as a scenario.
 
 use super::progress::Progress;
 use super::{FAILED, HELD};
-use crate::sim::explore::{explore as run_explore, ExploreOptions};
+use crate::sim::explore::{explore as run_explore, ExploreOptions, Model};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -11,6 +12,10 @@ pub struct ExploreArgs {
     /// How many random scenarios to try.
     #[arg(long, default_value_t = 200)]
     cases: u32,
+    /// Which system to generate scenarios for: `rocketmq`, `nacos`, or `both` (each case picks
+    /// one at random, half and half).
+    #[arg(long, value_enum, default_value_t = Model::Both)]
+    model: Model,
     /// Seed of the generator (each case also carries its own scenario seed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -27,6 +32,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
     let progress = Progress::new("cases", u64::from(args.cases));
     let opts = ExploreOptions {
         cases: args.cases,
+        model: args.model,
         seed: args.seed,
         jobs,
         out_dir: args.out.clone(),
@@ -38,8 +44,9 @@ pub fn explore(args: ExploreArgs) -> u8 {
     progress.finish();
     let secs = report.elapsed.as_secs_f64();
     println!(
-        "{} cases, {} events simulated, {} violations in {secs:.1}s ({:.1} cases/s)",
+        "{} {} cases, {} events simulated, {} violations in {secs:.1}s ({:.1} cases/s)",
         report.cases,
+        args.model.name(),
         report.events,
         report.failures.len(),
         report.cases as f64 / secs.max(1e-9)

@@ -1,14 +1,17 @@
 //! Property-based exploration: random clusters and fault schedules, every invariant checked at
 //! every event, and each failure shrunk and saved as a scenario file that replays it.
 //!
-//! `routesim explore` and the property tests both come here: the generators are in [`gen`],
-//! the properties in [`check`], and [`explore`] drives proptest's runner across threads.
+//! `routesim explore` and the property tests both come here: the generators are in [`gen`]
+//! (RocketMQ) and [`gen_nacos`] (Nacos), the properties in [`check`], and [`explore`] drives
+//! proptest's runner across threads.
 
 pub mod gen;
+pub mod gen_nacos;
 
 use crate::sim::invariants::{Mutation, Violation};
 use crate::sim::runner::{run, RunOptions};
 use crate::sim::scenario::{to_toml, Scenario};
+use proptest::prelude::{prop_oneof, BoxedStrategy, Strategy};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,8 +68,43 @@ pub struct SavedFailure {
     pub seed: u64,
 }
 
+/// Which system the generated scenarios model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Model {
+    /// RocketMQ name servers, brokers and route clients ([`gen::scenario`]).
+    Rocketmq,
+    /// Nacos naming servers, beating instances and subscribers ([`gen_nacos::scenario`]).
+    Nacos,
+    /// Each case picks one of the two at random (half and half); a failure shrinks within the
+    /// model it was found in.
+    #[default]
+    Both,
+}
+
+impl Model {
+    /// The spelling on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Rocketmq => "rocketmq",
+            Model::Nacos => "nacos",
+            Model::Both => "rocketmq+nacos",
+        }
+    }
+
+    /// The generator for this model. Every case is a whole [`Scenario`] either way, so the
+    /// checking, shrinking and saving below do not care which.
+    pub fn strategy(self) -> BoxedStrategy<Scenario> {
+        match self {
+            Model::Rocketmq => gen::scenario().boxed(),
+            Model::Nacos => gen_nacos::scenario().boxed(),
+            Model::Both => prop_oneof![gen::scenario(), gen_nacos::scenario()].boxed(),
+        }
+    }
+}
+
 pub struct ExploreOptions {
     pub cases: u32,
+    pub model: Model,
     pub seed: u64,
     pub jobs: usize,
     /// Where shrunk failures are written.
@@ -115,6 +153,8 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
             let share = opts.cases / jobs as u32 + u32::from((job as u32) < opts.cases % jobs as u32);
             let (cases, events, failures, stop) = (&cases, &events, &failures, &stop);
             scope.spawn(move || {
+                // Boxed strategies are not `Send`: each thread builds its own.
+                let strategy = opts.model.strategy();
                 let mut left = share;
                 let mut round = 0u64;
                 while left > 0 && !stop.load(Ordering::Relaxed) {
@@ -133,7 +173,7 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
                         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes));
                     let shrinking = std::sync::atomic::AtomicBool::new(false);
                     let ran = std::sync::atomic::AtomicU32::new(0);
-                    let result = runner.run(&gen::scenario(), |s| {
+                    let result = runner.run(&strategy, |s| {
                         if stop.load(Ordering::Relaxed) && !shrinking.load(Ordering::Relaxed) {
                             return Ok(());
                         }
