@@ -102,3 +102,13 @@ fn a_planted_scan_bug_is_found_shrunk_and_saved_as_a_replayable_scenario() {
     // scan tick lands exactly on the 120 s mark, which generated clusters with 0 ms latency hit.
     planted_bug_is_caught(Model::Rocketmq, Mutation::ScanAtTimeout, Invariant::NoFalseExpiry, 3);
 }
+
+#[test]
+fn a_planted_nacos_health_check_bug_is_found_shrunk_and_saved_as_a_replayable_scenario() {
+    // `UnhealthyInstanceChecker` is made to compare with `>=`: an instance silent for exactly its
+    // heart-beat timeout is marked unhealthy. Only a check tick landing on `lastBeat + timeout`
+    // shows it: a silent instance whose beats arrived in phase with the check grid (0 ms links),
+    // or one whose timeout equals its interval, whose next beat races the check. Generated
+    // clusters hit one of the two within a handful of cases (2-8 over seeds 1-20).
+    planted_bug_is_caught(Model::Nacos, Mutation::NacosUnhealthyAtTimeout, Invariant::NacosStaysHealthy, 3);
+}

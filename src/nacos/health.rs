@@ -75,11 +75,15 @@ pub(crate) struct Schedule {
     cleans: BTreeSet<(SimTime, ClientKey)>,
     pub(crate) cleaner_grid: SimTime,
     armed: Option<SimTime>,
+    /// Test-only planted bug (`Mutation::NacosUnhealthyAtTimeout`): the unhealthy checker
+    /// compares with `>=`. Only [`NamingServer::plant_unhealthy_at_timeout`] sets it.
+    pub(crate) unhealthy_at_timeout: bool,
 }
 
 impl Schedule {
     pub(crate) fn new(start: SimTime) -> Self {
-        Schedule { checks: BTreeSet::new(), cleans: BTreeSet::new(), cleaner_grid: start, armed: None }
+        let (checks, cleans) = (BTreeSet::new(), BTreeSet::new());
+        Schedule { checks, cleans, cleaner_grid: start, armed: None, unhealthy_at_timeout: false }
     }
 
     /// Recomputes `client`'s due ticks after its state changed at `now`, and files them.
@@ -90,7 +94,8 @@ impl Schedule {
         config: &NamingConfig,
         now: SimTime,
     ) {
-        let check = check_threshold(client, config.expire_instance).and_then(|t| first_tick(client.sched.grid, now, t));
+        let check = check_threshold(client, config.expire_instance, self.unhealthy_at_timeout)
+            .and_then(|t| first_tick(client.sched.grid, now, t));
         let clean = first_tick(self.cleaner_grid, now, clean_threshold(client, config));
         let s = &mut client.sched;
         (s.check_due, s.clean_due) = (check, clean);
@@ -115,12 +120,13 @@ pub(crate) fn has_tick(grid: SimTime, since: SimTime, until: SimTime) -> bool {
 
 /// The earliest instant at which a beat check would change something: a healthy instance going
 /// unhealthy, or (if expiry is on) any instance being deleted. Instances with
-/// `enableClientBeat=true` are never checked.
-fn check_threshold(client: &IpPortClient, expire: bool) -> Option<i128> {
+/// `enableClientBeat=true` are never checked. (`at_timeout`: the planted `>=` bug, which fires
+/// one millisecond earlier.)
+fn check_threshold(client: &IpPortClient, expire: bool, at_timeout: bool) -> Option<i128> {
     let mut earliest: Option<i128> = None;
     for p in client.publishers.values().filter(|p| !p.timeouts.skip) {
         let last = p.last_heart_beat.millis() as i128;
-        let unhealthy = p.healthy.then(|| last + p.timeouts.beat as i128);
+        let unhealthy = p.healthy.then(|| last + p.timeouts.beat as i128 - i128::from(at_timeout));
         let delete = expire.then(|| last + p.timeouts.delete as i128);
         for t in [unhealthy, delete].into_iter().flatten() {
             earliest = Some(earliest.map_or(t, |e| e.min(t)));
@@ -227,13 +233,15 @@ impl NamingServer {
     /// `ClientBeatCheckTaskV2#doHealthCheck` for one client at `now`: both checkers, in order, for
     /// every published service.
     pub(crate) fn check_client(&mut self, key: &ClientKey, now: SimTime, out: &mut Vec<Change>) {
-        let expire = self.config.expire_instance;
+        let (expire, planted) = (self.config.expire_instance, self.schedule.unhealthy_at_timeout);
         let Some(client) = self.clients.get_mut(key) else { return };
         let (mut expired, mut changed) = (Vec::new(), false);
         for (service, p) in client.publishers.iter_mut().filter(|(_, p)| !p.timeouts.skip) {
             let silent = now.since(p.last_heart_beat);
             let (millis, t) = (silent.millis() as i128, p.timeouts);
-            if p.healthy && millis > t.beat as i128 {
+            // Strictly greater, as UnhealthyInstanceChecker#doCheck (unless the bug is planted).
+            let too_long = if planted { millis >= t.beat as i128 } else { millis > t.beat as i128 };
+            if p.healthy && too_long {
                 p.healthy = false;
                 changed = true;
                 let delete_timeout = expire.then_some(t.delete);

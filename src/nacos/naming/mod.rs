@@ -254,6 +254,13 @@ impl NamingServer {
         self.subscribers.get(service).into_iter().flatten()
     }
 
+    /// Test-only: plants `Mutation::NacosUnhealthyAtTimeout`, an unhealthy checker that compares
+    /// with `>=`. Not reachable from scenario files; the director calls it when a run asks for
+    /// that mutation, so property tests can prove the invariants catch it.
+    pub(crate) fn plant_unhealthy_at_timeout(&mut self) {
+        self.schedule.unhealthy_at_timeout = true;
+    }
+
     /// `ServiceManager.removeSingleton`, as the empty-service cleaner would: only for tests that
     /// reach `handleBeat`'s "service not found" branch, which a live client cannot otherwise hit.
     #[cfg(test)]

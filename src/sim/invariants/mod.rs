@@ -130,6 +130,13 @@ impl fmt::Display for Invariant {
 pub enum Mutation {
     /// The scanner expires entries with `last + timeout <= now` instead of `<`.
     ScanAtTimeout,
+    /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
+    /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
+    /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
+    /// beats arrived in phase with the check grid (0 ms latency), and — more often — an instance
+    /// whose timeout equals its interval (`checkInstanceIsLegal` allows it), whose next beat
+    /// arrives in the very instant of the check and so does not count.
+    NacosUnhealthyAtTimeout,
 }
 
 /// One broken invariant: which, when, and what the tables looked like against what they
