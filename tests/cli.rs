@@ -168,11 +168,15 @@ fn check_on_a_terminal_draws_a_progress_line() {
 
 #[test]
 fn explore_reports_cases_events_and_violations() {
+    // The default model draws each case from RocketMQ or Nacos; the summary names it.
     let dir = tempfile::tempdir().unwrap();
     let o = routesim(&["explore", "--cases", "6", "--seed", "4", "--jobs", "2", "--out", dir.path().to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert!(out.starts_with("6 cases, ") && out.contains(" events simulated, 0 violations in "), "{out}");
+    assert!(
+        out.starts_with("6 rocketmq+nacos cases, ") && out.contains(" events simulated, 0 violations in "),
+        "{out}"
+    );
     assert!(err.is_empty(), "no progress bar when stderr is not a terminal: {err:?}");
 }
 
@@ -215,4 +219,17 @@ fn run_shows_virtual_time_progress_on_a_terminal_only_when_the_timeline_is_not_t
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
     assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "then the verdicts: {out:?}");
+}
+
+#[test]
+fn explore_can_search_nacos_alone_and_rejects_an_unknown_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let o = routesim(&["explore", "--model", "nacos", "--cases", "8", "--jobs", "1", "--out", out_dir]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with("8 nacos cases, ") && out.contains(", 0 violations in "), "{out}");
+    // A model that does not exist is invalid input, not a search that finds nothing.
+    let o = routesim(&["explore", "--model", "zookeeper", "--cases", "1", "--out", out_dir]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
 }

@@ -12,8 +12,7 @@ pub struct ExploreArgs {
     /// How many random scenarios to try.
     #[arg(long, default_value_t = 200)]
     cases: u32,
-    /// Which system to generate scenarios for: `rocketmq`, `nacos`, or `both` (each case picks
-    /// one at random, half and half).
+    /// Which system to generate scenarios for.
     #[arg(long, value_enum, default_value_t = Model::Both)]
     model: Model,
     /// Seed of the generator (each case also carries its own scenario seed).

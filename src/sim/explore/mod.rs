@@ -68,15 +68,18 @@ pub struct SavedFailure {
     pub seed: u64,
 }
 
-/// Which system the generated scenarios model.
+/// Which system the generated scenarios model (`routesim explore --model`). The variants' doc
+/// lines are the CLI help; the generators are [`gen::scenario`] and [`gen_nacos::scenario`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Model {
-    /// RocketMQ name servers, brokers and route clients ([`gen::scenario`]).
+    /// RocketMQ name servers, brokers and route clients.
     Rocketmq,
-    /// Nacos naming servers, beating instances and subscribers ([`gen_nacos::scenario`]).
+    /// Nacos naming servers, beating instances and subscribers.
     Nacos,
-    /// Each case picks one of the two at random (half and half); a failure shrinks within the
-    /// model it was found in.
+    /// Each case picks one of the two at random, half and half.
+    //
+    // A failure shrinks within its model; once a Nacos case shrinks no further, proptest's union
+    // also tries the RocketMQ case of the same draw, and keeps it only if that fails too.
     #[default]
     Both,
 }
