@@ -19,7 +19,8 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// One instance the application registers.
@@ -45,7 +46,6 @@ enum Purpose {
     Beat {
         idx: usize,
         task: TaskId,
-        info: Arc<BeatInfo>,
         light: bool,
     },
     Deregister {
@@ -64,13 +64,14 @@ pub struct NacosApp {
     /// The reactor's scheduled `BeatTask` runs, by due time then scheduling order. The
     /// application wakes once for all runs due in the same instant — as one executor thread
     /// would run them back to back — instead of once per instance.
-    due: BTreeMap<(SimTime, u64), (usize, TaskId)>,
+    /// A min-heap: runs are mostly scheduled one period out, so a push lands at the bottom.
+    due: BinaryHeap<Reverse<(SimTime, u64, usize, TaskId)>>,
     scheduled: u64,
     /// The instant the one wake-up timer is set for.
     armed: Option<SimTime>,
-    /// Each beat chain's two requests, light and full, built once: the query parameters and
-    /// body never change for a `BeatInfo`, so a beat is one shared pointer.
-    requests: BTreeMap<TaskId, [Arc<BeatReq>; 2]>,
+    /// Each instance's two beat requests, light and full, built once per chain: the query
+    /// parameters and body never change for a `BeatInfo`, so a beat is one shared pointer.
+    requests: Vec<Option<(TaskId, [Arc<BeatReq>; 2])>>,
 }
 
 impl NacosApp {
@@ -82,6 +83,7 @@ impl NacosApp {
         instances: Vec<AppInstance>,
     ) -> Self {
         let registered = vec![false; instances.len()];
+        let requests = vec![None; instances.len()];
         let http = HttpClient::new(env.clone(), servers, read_timeout);
         NacosApp {
             env,
@@ -90,10 +92,10 @@ impl NacosApp {
             instances,
             registered,
             shutdown: None,
-            due: BTreeMap::new(),
+            due: BinaryHeap::new(),
             scheduled: 0,
             armed: None,
-            requests: BTreeMap::new(),
+            requests,
         }
     }
 
@@ -114,13 +116,13 @@ impl NacosApp {
     fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
         let at = self.env.now() + delay;
         self.scheduled += 1;
-        self.due.insert((at, self.scheduled), (idx, task));
+        self.due.push(Reverse((at, self.scheduled, idx, task)));
         self.arm(ctx);
     }
 
     /// Keeps one timer set for the earliest scheduled run.
     fn arm(&mut self, ctx: &mut Context<Self>) {
-        let Some(&(at, _)) = self.due.keys().next() else { return };
+        let Some(&Reverse((at, ..))) = self.due.peek() else { return };
         if self.armed.is_some_and(|armed| armed <= at) {
             return;
         }
@@ -131,20 +133,22 @@ impl NacosApp {
     /// A `BeatTask` run.
     fn beat(&mut self, idx: usize, task: TaskId, ctx: &mut Context<Self>) {
         let Some(beat) = self.reactor.beat(task) else {
-            self.requests.remove(&task);
+            self.requests[idx] = None;
             return;
         };
-        let info = beat.info;
-        let [light, full] = self.requests.entry(task).or_insert_with(|| {
+        let built = &mut self.requests[idx];
+        if built.as_ref().is_none_or(|(t, _)| *t != task) {
+            let info = beat.info;
             let req = |body| {
                 let (service, cluster, ip, port) =
                     (info.service.clone(), info.cluster.clone(), info.ip.clone(), info.port);
                 Arc::new(BeatReq { service, cluster, ip, port, body })
             };
-            [req(None), req(Some(info.clone()))]
-        });
+            *built = Some((task, [req(None), req(Some(info.clone()))]));
+        }
+        let [light, full] = &built.as_ref().expect("built above").1;
         let req = if beat.light { light.clone() } else { full.clone() };
-        let purpose = Purpose::Beat { idx, task, info, light: beat.light };
+        let purpose = Purpose::Beat { idx, task, light: beat.light };
         if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), ctx) {
             self.outcome(o, ctx);
         }
@@ -152,9 +156,9 @@ impl NacosApp {
 
     fn outcome(&mut self, outcome: Outcome<Purpose>, ctx: &mut Context<Self>) {
         match outcome {
-            Outcome::Answered { purpose: Purpose::Beat { idx, task, info, light }, server, answer } => {
+            Outcome::Answered { purpose: Purpose::Beat { idx, task, light }, server, answer } => {
                 let Answer::Beat(reply) = answer else { return };
-                let after = self.reactor.on_answer(task, &info, &reply);
+                let after = self.reactor.on_answer(task, &reply);
                 if let Some(enabled) = after.light_changed {
                     self.env.record(NacosNote::LightBeats { enabled, server: server.clone() });
                 }
@@ -185,8 +189,8 @@ impl NacosApp {
                 });
                 self.deregister_next(ctx);
             }
-            Outcome::Failed { purpose: Purpose::Beat { idx, task, info, .. }, api, failure } => {
-                let next_beat = self.reactor.on_failure(task, &info);
+            Outcome::Failed { purpose: Purpose::Beat { idx, task, .. }, api, failure } => {
+                let next_beat = self.reactor.on_failure(task);
                 let instance = self.instances[idx].name.clone();
                 self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
                 if let Some(d) = next_beat {
@@ -285,11 +289,8 @@ impl Handler<Wake> for NacosApp {
         }
         self.armed = None;
         let now = self.env.now();
-        while let Some((&(t, seq), &(idx, task))) = self.due.iter().next() {
-            if t > now {
-                break;
-            }
-            self.due.remove(&(t, seq));
+        while self.due.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
+            let Some(Reverse((_, _, idx, task))) = self.due.pop() else { break };
             self.beat(idx, task, ctx);
         }
         self.arm(ctx);

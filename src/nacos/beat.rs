@@ -74,14 +74,14 @@ pub struct BeatKey {
 }
 
 /// One scheduled `BeatTask` chain. A new `BeatInfo` for the same key starts a new chain and stops
-/// the old one (the Java `stopped` flag lives on the `BeatInfo` object; ids play that part here).
+/// the old one. Ids are handed out in order, so a chain's state is `tasks[id - 1]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TaskId(pub u64);
 
 /// A beat to send now.
-#[derive(Clone, Debug)]
-pub struct Beat {
-    pub info: Arc<BeatInfo>,
+#[derive(Clone, Copy, Debug)]
+pub struct Beat<'a> {
+    pub info: &'a Arc<BeatInfo>,
     /// Send without a body (the reactor-wide flag as it is *now*).
     pub light: bool,
 }
@@ -97,13 +97,21 @@ pub struct AfterBeat {
     pub light_changed: Option<bool>,
 }
 
+/// A chain's `BeatInfo` and its `stopped` flag, which the Java object carries itself: a stopped
+/// chain's beat in flight still gets its answer handled with the same info.
+struct Chain {
+    info: Arc<BeatInfo>,
+    stopped: bool,
+}
+
 #[derive(Default)]
 pub struct BeatReactor {
     dom2beat: BTreeMap<BeatKey, TaskId>,
-    live: BTreeMap<TaskId, Arc<BeatInfo>>,
+    /// Every chain ever started, by id. A vector rather than a map: every beat looks its chain
+    /// up, and an application starts one chain per instance (plus one per re-add).
+    tasks: Vec<Chain>,
     /// `BeatReactor.lightBeatEnabled`: starts false, so a fresh reactor's first beat is full.
     light_beat_enabled: bool,
-    next_task: u64,
 }
 
 impl BeatReactor {
@@ -111,17 +119,20 @@ impl BeatReactor {
         Self::default()
     }
 
+    fn chain(&self, task: TaskId) -> &Chain {
+        &self.tasks[task.0 as usize - 1]
+    }
+
     /// `addBeatInfo`: replaces (and stops) any chain for the same key and starts a new one whose
     /// first beat is due one `period` from now.
     pub fn add_beat_info(&mut self, info: Arc<BeatInfo>) -> (TaskId, SimDuration) {
         let key = BeatKey { grouped: info.service.grouped.clone(), ip: info.ip.clone(), port: info.port };
-        self.next_task += 1;
-        let task = TaskId(self.next_task);
-        if let Some(old) = self.dom2beat.insert(key, task) {
-            self.live.remove(&old);
-        }
         let period = info.period;
-        self.live.insert(task, info);
+        self.tasks.push(Chain { info, stopped: false });
+        let task = TaskId(self.tasks.len() as u64);
+        if let Some(old) = self.dom2beat.insert(key, task) {
+            self.tasks[old.0 as usize - 1].stopped = true;
+        }
         (task, period)
     }
 
@@ -130,32 +141,38 @@ impl BeatReactor {
     pub fn remove_beat_info(&mut self, grouped: &Arc<str>, ip: &Arc<str>, port: u16) -> bool {
         let key = BeatKey { grouped: grouped.clone(), ip: ip.clone(), port };
         match self.dom2beat.remove(&key) {
-            Some(task) => self.live.remove(&task).is_some(),
+            Some(task) => !std::mem::replace(&mut self.tasks[task.0 as usize - 1].stopped, true),
             None => false,
         }
     }
 
     /// `BeatTask.run()` begins: `None` when the chain was stopped (the task just returns).
-    pub fn beat(&self, task: TaskId) -> Option<Beat> {
-        let info = self.live.get(&task)?;
-        Some(Beat { info: info.clone(), light: self.light_beat_enabled })
+    pub fn beat(&self, task: TaskId) -> Option<Beat<'_>> {
+        let chain = self.chain(task);
+        (!chain.stopped).then_some(Beat { info: &chain.info, light: self.light_beat_enabled })
     }
 
-    /// A 2xx answer to a beat sent by chain `task` for `info`.
-    pub fn on_answer(&mut self, task: TaskId, info: &BeatInfo, reply: &BeatReply) -> AfterBeat {
+    /// A 2xx answer to a beat sent by chain `task`.
+    pub fn on_answer(&mut self, task: TaskId, reply: &BeatReply) -> AfterBeat {
         // Any answer sets the flag, reactor-wide: a missing field reads as false.
         let light_changed = (reply.light_beat_enabled != self.light_beat_enabled).then_some(reply.light_beat_enabled);
         self.light_beat_enabled = reply.light_beat_enabled;
-        let next =
-            if reply.client_beat_interval > 0 { SimDuration(reply.client_beat_interval as u64) } else { info.period };
-        let reregister = (reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND).then(|| info.to_instance());
-        AfterBeat { next: self.live.contains_key(&task).then_some(next), reregister, light_changed }
+        let chain = self.chain(task);
+        // The server's interval only when positive, read afresh from each answer.
+        let next = if reply.client_beat_interval > 0 {
+            SimDuration(reply.client_beat_interval as u64)
+        } else {
+            chain.info.period
+        };
+        let reregister = (reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND).then(|| chain.info.to_instance());
+        AfterBeat { next: (!chain.stopped).then_some(next), reregister, light_changed }
     }
 
     /// Every server failed (connect error, HTTP error, read timeout): the next beat follows one
     /// period later. `None` when the chain was stopped meanwhile.
-    pub fn on_failure(&self, task: TaskId, info: &BeatInfo) -> Option<SimDuration> {
-        self.live.contains_key(&task).then_some(info.period)
+    pub fn on_failure(&self, task: TaskId) -> Option<SimDuration> {
+        let chain = self.chain(task);
+        (!chain.stopped).then_some(chain.info.period)
     }
 
     pub fn light_beat_enabled(&self) -> bool {
@@ -209,12 +226,11 @@ mod tests {
         let mut r = BeatReactor::new();
         let (a, _) = r.add_beat_info(info("orders", 8080, 5000));
         let (b, _) = r.add_beat_info(info("pay", 8081, 5000));
-        let ia = r.beat(a).unwrap().info;
-        let after = r.on_answer(a, &ia, &reply(CODE_OK, 5000, true));
+        let after = r.on_answer(a, &reply(CODE_OK, 5000, true));
         assert_eq!(after.light_changed, Some(true));
         assert!(r.beat(b).unwrap().light, "b never had an answer yet");
         // An answer without the flag (false) switches the whole reactor back to full beats.
-        let after = r.on_answer(a, &ia, &reply(CODE_OK, 5000, false));
+        let after = r.on_answer(a, &reply(CODE_OK, 5000, false));
         assert_eq!(after.light_changed, Some(false));
         assert!(!r.beat(b).unwrap().light);
     }
@@ -224,10 +240,10 @@ mod tests {
         // Nacos BeatTask#run: if (interval > 0) nextTime = interval; beatInfo.period untouched
         let mut r = BeatReactor::new();
         let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
-        let i = r.beat(t).unwrap().info;
-        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, 2000, true)).next, Some(SimDuration(2000)));
-        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, 0, true)).next, Some(SimDuration(5000)));
-        assert_eq!(r.on_answer(t, &i, &reply(CODE_OK, -1, true)).next, Some(SimDuration(5000)));
+        let i = r.beat(t).unwrap().info.clone();
+        assert_eq!(r.on_answer(t, &reply(CODE_OK, 2000, true)).next, Some(SimDuration(2000)));
+        assert_eq!(r.on_answer(t, &reply(CODE_OK, 0, true)).next, Some(SimDuration(5000)));
+        assert_eq!(r.on_answer(t, &reply(CODE_OK, -1, true)).next, Some(SimDuration(5000)));
         assert_eq!(i.period, SimDuration(5000));
     }
 
@@ -236,9 +252,8 @@ mod tests {
         // Nacos BeatTask#run: catch (NacosException) ... finally schedule(nextTime = period)
         let mut r = BeatReactor::new();
         let (t, _) = r.add_beat_info(info("orders", 8080, 3000));
-        let i = r.beat(t).unwrap().info;
         for _ in 0..5 {
-            assert_eq!(r.on_failure(t, &i), Some(SimDuration(3000)));
+            assert_eq!(r.on_failure(t), Some(SimDuration(3000)));
         }
     }
 
@@ -247,8 +262,7 @@ mod tests {
         // Nacos BeatTask#run: code == RESOURCE_NOT_FOUND -> serverProxy.registerService(instance from beatInfo)
         let mut r = BeatReactor::new();
         let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
-        let i = r.beat(t).unwrap().info;
-        let after = r.on_answer(t, &i, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
+        let after = r.on_answer(t, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
         let instance = after.reregister.expect("re-register");
         assert_eq!(instance.metadata.get("k").map(String::as_str), Some("v"));
         assert!(instance.healthy && instance.enabled);
@@ -271,10 +285,10 @@ mod tests {
         // Nacos BeatReactor#removeBeatInfo + BeatTask#run (#9746): stopped only stops rescheduling
         let mut r = BeatReactor::new();
         let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
-        let i = r.beat(t).unwrap().info;
+        let i = r.beat(t).unwrap().info.clone();
         assert!(r.remove_beat_info(&i.service.grouped, &i.ip, i.port));
         assert!(r.beat(t).is_none(), "the next run returns at once");
-        let after = r.on_answer(t, &i, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
+        let after = r.on_answer(t, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
         assert!(after.reregister.is_some());
         assert_eq!(after.next, None);
     }

@@ -15,6 +15,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
 use crate::sim::packet::MsgId;
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
@@ -85,26 +86,33 @@ pub struct Attempt<C> {
 
 /// Requests in flight, by message id, with their read deadlines in order.
 pub struct InFlight<C> {
-    /// Few calls are in flight per process (one per instance at most), so a vector beats a map
-    /// here: no node is allocated and freed on every beat.
-    attempts: Vec<(MsgId, Attempt<C>)>,
+    /// In message-id order, which is send order: answers mostly come back in that order too, so
+    /// the one taken is usually at the front, and any other is a binary search away. No node is
+    /// allocated and freed per beat, as a map would.
+    attempts: VecDeque<(MsgId, Attempt<C>)>,
 }
 
 impl<C> Default for InFlight<C> {
     fn default() -> Self {
-        InFlight { attempts: Vec::new() }
+        InFlight { attempts: VecDeque::new() }
     }
 }
 
 impl<C> InFlight<C> {
+    /// Ids are handed out in send order, so a new one nearly always goes at the back. (A dead
+    /// incarnation's sends get id 0; they still sort into place.)
     pub fn insert(&mut self, msg: MsgId, attempt: Attempt<C>) {
-        self.attempts.push((msg, attempt));
+        if self.attempts.back().is_none_or(|(last, _)| *last < msg) {
+            self.attempts.push_back((msg, attempt));
+        } else {
+            let at = self.attempts.partition_point(|(m, _)| *m < msg);
+            self.attempts.insert(at, (msg, attempt));
+        }
     }
 
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
-        let i = self.attempts.iter().position(|(m, _)| *m == msg)?;
-        // Order does not matter here: expired() and on_channel() sort what they hand back.
-        Some(self.attempts.swap_remove(i).1)
+        let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
+        self.attempts.remove(i).map(|(_, a)| a)
     }
 
     /// Attempts whose read deadline has passed, by deadline then by message id.
@@ -113,7 +121,7 @@ impl<C> InFlight<C> {
         let mut i = 0;
         while i < self.attempts.len() {
             if self.attempts[i].1.deadline.is_some_and(|d| d <= now) {
-                out.push(self.attempts.remove(i));
+                out.extend(self.attempts.remove(i));
             } else {
                 i += 1;
             }
@@ -127,7 +135,7 @@ impl<C> InFlight<C> {
         let mut i = 0;
         while i < self.attempts.len() {
             if self.attempts[i].1.channel == Some(channel) {
-                out.push(self.attempts.remove(i));
+                out.extend(self.attempts.remove(i));
             } else {
                 i += 1;
             }

@@ -36,7 +36,7 @@ use crate::nacos::health::{ClientSched, Schedule};
 use crate::nacos::types::{
     parse_boolean, to_long, ClientKey, Metadata, ServiceInfo, ServiceKey, DEFAULT_CLIENT_EXPIRED_TIME,
     DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_HEART_BEAT_TIMEOUT, DEFAULT_IP_DELETE_TIMEOUT, DEFAULT_PUSH_CACHE_MILLIS,
-    ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
+    ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
 use crate::sim::clock::{SimDuration, SimTime};
 use serde::Serialize;
@@ -83,6 +83,10 @@ pub struct Timeouts {
     pub delete: i64,
     /// `enableClientBeat=true`: `InstanceEnableBeatCheckInterceptor` skips both checks.
     pub skip: bool,
+    /// `preserved.heart.beat.interval` through `toLong`, if present: what a beat's answer
+    /// carries as `clientBeatInterval` instead of the switch. Read here once rather than from
+    /// the metadata map on every beat; the map only changes with a new registration.
+    pub interval: Option<i64>,
 }
 
 impl Timeouts {
@@ -93,6 +97,7 @@ impl Timeouts {
             beat: m.get(HEART_BEAT_TIMEOUT_KEY).map_or(DEFAULT_HEART_BEAT_TIMEOUT, |v| to_long(v)),
             delete: m.get(IP_DELETE_TIMEOUT_KEY).map_or(DEFAULT_IP_DELETE_TIMEOUT, |v| to_long(v)),
             skip: m.get(ENABLE_CLIENT_BEAT_KEY).is_some_and(|v| parse_boolean(v)),
+            interval: m.get(HEART_BEAT_INTERVAL_KEY).map(|v| to_long(v)),
         }
     }
 }

@@ -3,10 +3,7 @@
 
 use super::{Change, IpPortClient, NamingServer, Published, RegisterSource, Timeouts};
 use crate::nacos::health::ClientSched;
-use crate::nacos::types::{
-    to_long, ClientKey, Host, Instance, ServiceInfo, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND,
-    HEART_BEAT_INTERVAL_KEY,
-};
+use crate::nacos::types::{ClientKey, Host, Instance, ServiceInfo, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::nacos::wire::{Answer, BeatReply, BeatReq, DeregisterReq, ListReq};
 use crate::sim::clock::SimTime;
 use std::collections::BTreeSet;
@@ -167,7 +164,7 @@ impl NamingServer {
             p.healthy = true;
             changes.push(Change::HealthyAgain { service: req.service.clone(), client: key.clone(), silent });
         }
-        let interval = p.metadata.get(HEART_BEAT_INTERVAL_KEY).map_or(config.client_beat_interval, |v| to_long(v));
+        let interval = p.timeouts.interval.unwrap_or(config.client_beat_interval);
         client.last_updated = now;
         // A beat that keeps a healthy instance healthy only moves the client's thresholds later:
         // its index entries become early, and the checker re-files early entries when it
@@ -198,11 +195,8 @@ impl NamingServer {
     /// through `ConvertUtils.toLong` (non-numeric → 0, which the client ignores), else the
     /// `clientBeatInterval` switch. Per-instance metadata wins over the switch (#3353).
     pub fn heart_beat_interval(&self, service: &ServiceKey, key: &ClientKey) -> i64 {
-        let metadata = self.instance(service, key).and_then(|p| p.metadata.get(HEART_BEAT_INTERVAL_KEY));
-        match metadata {
-            Some(v) => to_long(v),
-            None => self.config.client_beat_interval,
-        }
+        let interval = self.instance(service, key).and_then(|p| p.timeouts.interval);
+        interval.unwrap_or(self.config.client_beat_interval)
     }
 
     /// `listInstance` for a 1.x client: with `udpPort > 0` it first subscribes `clientIP:udpPort`

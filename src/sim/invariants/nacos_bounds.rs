@@ -86,7 +86,7 @@ mod tests {
     use super::*;
 
     fn timeouts(beat: i64, delete: i64) -> Timeouts {
-        Timeouts { beat, delete, skip: false }
+        Timeouts { beat, delete, skip: false, interval: None }
     }
 
     #[test]
