@@ -12,6 +12,22 @@ fn routesim(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs `routesim` on a pseudo-terminal (util-linux `script`), which merges stdout and stderr;
+/// `None` when `script` is not installed, and the caller skips its terminal checks.
+fn on_a_terminal(args: &str) -> Option<Output> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
+        return None;
+    }
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_routesim"));
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("script runs");
+    Some(o)
+}
+
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -149,16 +165,7 @@ fn check_piped_prints_results_only_and_no_progress_line() {
 /// command draws its progress line.
 #[test]
 fn check_on_a_terminal_draws_a_progress_line() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
-        return;
-    }
-    let cmd = format!("{} check scenarios/nacos --jobs 2", env!("CARGO_BIN_EXE_routesim"));
-    let o = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("script runs");
+    let Some(o) = on_a_terminal("check scenarios/nacos --jobs 2") else { return };
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
     let n = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nacos")).unwrap().count();
@@ -205,16 +212,7 @@ fn run_shows_virtual_time_progress_on_a_terminal_only_when_the_timeline_is_not_t
     let (out, err) = text(&piped);
     assert_eq!(piped.status.code(), Some(0), "{out}{err}");
     assert!(err.is_empty(), "no progress when stderr is not a terminal: {err:?}");
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
-        return;
-    }
-    let cmd = format!("{} run --quiet {KILL}", env!("CARGO_BIN_EXE_routesim"));
-    let o = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("script runs");
+    let Some(o) = on_a_terminal(&format!("run --quiet {KILL}")) else { return };
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
