@@ -220,17 +220,20 @@ impl NacosWatch {
     ) -> Option<(Invariant, String)> {
         let facts = self.instances.get(&(service.clone(), client.clone()))?;
         let limit = limit?;
-        let who = format!("{} ({service} {client})", facts.name);
         let seen = self.seen.get(&(server.to_string(), service.clone(), client.clone()));
-        let detail = match seen.and_then(|s| s.before(now)) {
+        let last = seen.and_then(|s| s.before(now));
+        if last.is_some_and(|last| !premature(now, last, limit)) {
+            return None;
+        }
+        let who = format!("{} ({service} {client})", facts.name);
+        let detail = match last {
             None => format!("{server} marked {who} {what} at {now}, but nothing from it ever arrived there"),
-            Some(last) if premature(now, last, limit) => format!(
+            Some(last) => format!(
                 "{server} marked {who} {what} at {now}, but a beat or registration from it arrived at {last}, {} \
                  before, within its {} limit. expected: kept; got: {what}",
                 now.since(last),
                 SimDuration(limit.max(0) as u64),
             ),
-            Some(_) => return None,
         };
         Some((Invariant::NacosStaysHealthy, detail))
     }
@@ -276,22 +279,28 @@ impl NacosWatch {
             }
             let last = seen.last;
             let unhealthy_by = acted_by(last, i.timeouts.beat, resumed);
-            let (absent_by, why) = if facts.expire_instance {
-                (acted_by(last, i.timeouts.delete, resumed), format!("delete timeout {}ms", i.timeouts.delete))
+            let absent_by = if facts.expire_instance {
+                acted_by(last, i.timeouts.delete, resumed)
             } else {
                 let touched = self.touched.get(&(server.to_string(), client.clone())).copied().unwrap_or(last);
-                let limit = facts.client_expired_time.millis() as i64;
-                (acted_by(touched, limit, resumed), format!("client_expired_time {}", facts.client_expired_time))
+                acted_by(touched, facts.client_expired_time.millis() as i64, resumed)
             };
-            let who = format!("{} ({service} {client})", i.name);
-            let state = if p.healthy { "healthy" } else { "unhealthy" };
+            // This runs for every instance at every instant: the text is built only for a violation.
+            let who = || format!("{} ({service} {client})", i.name);
             if now > absent_by {
+                let (who, state) = (who(), if p.healthy { "healthy" } else { "unhealthy" });
+                let why = if facts.expire_instance {
+                    format!("delete timeout {}ms", i.timeouts.delete)
+                } else {
+                    format!("client_expired_time {}", facts.client_expired_time)
+                };
                 return Some(format!(
                     "{server} still has {who} ({state}) at {now}: nothing arrived from it since {last}, so it should \
                      be gone by {absent_by} ({why} + check period 5s). expected: absent; got: {state}"
                 ));
             }
             if p.healthy && now > unhealthy_by {
+                let who = who();
                 return Some(format!(
                     "{server} still has {who} healthy at {now}: nothing arrived from it since {last}, so it should be \
                      unhealthy by {unhealthy_by} (heart-beat timeout {}ms + check period 5s). expected: unhealthy or \
