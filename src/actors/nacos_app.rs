@@ -136,17 +136,18 @@ impl NacosApp {
             self.requests[idx] = None;
             return;
         };
-        let built = &mut self.requests[idx];
-        if built.as_ref().is_none_or(|(t, _)| *t != task) {
-            let info = beat.info;
-            let req = |body| {
-                let (service, cluster, ip, port) =
-                    (info.service.clone(), info.cluster.clone(), info.ip.clone(), info.port);
-                Arc::new(BeatReq { service, cluster, ip, port, body })
-            };
-            *built = Some((task, [req(None), req(Some(info.clone()))]));
-        }
-        let [light, full] = &built.as_ref().expect("built above").1;
+        let [light, full] = match &mut self.requests[idx] {
+            Some((built_for, requests)) if *built_for == task => requests,
+            slot => {
+                let info = beat.info;
+                let req = |body| {
+                    let (service, cluster, ip, port) =
+                        (info.service.clone(), info.cluster.clone(), info.ip.clone(), info.port);
+                    Arc::new(BeatReq { service, cluster, ip, port, body })
+                };
+                &mut slot.insert((task, [req(None), req(Some(info.clone()))])).1
+            }
+        };
         let req = if beat.light { light.clone() } else { full.clone() };
         let purpose = Purpose::Beat { idx, task, light: beat.light };
         if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), ctx) {

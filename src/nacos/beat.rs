@@ -123,6 +123,10 @@ impl BeatReactor {
         &self.tasks[task.0 as usize - 1]
     }
 
+    fn chain_mut(&mut self, task: TaskId) -> &mut Chain {
+        &mut self.tasks[task.0 as usize - 1]
+    }
+
     /// `addBeatInfo`: replaces (and stops) any chain for the same key and starts a new one whose
     /// first beat is due one `period` from now.
     pub fn add_beat_info(&mut self, info: Arc<BeatInfo>) -> (TaskId, SimDuration) {
@@ -131,7 +135,7 @@ impl BeatReactor {
         self.tasks.push(Chain { info, stopped: false });
         let task = TaskId(self.tasks.len() as u64);
         if let Some(old) = self.dom2beat.insert(key, task) {
-            self.tasks[old.0 as usize - 1].stopped = true;
+            self.chain_mut(old).stopped = true;
         }
         (task, period)
     }
@@ -141,7 +145,7 @@ impl BeatReactor {
     pub fn remove_beat_info(&mut self, grouped: &Arc<str>, ip: &Arc<str>, port: u16) -> bool {
         let key = BeatKey { grouped: grouped.clone(), ip: ip.clone(), port };
         match self.dom2beat.remove(&key) {
-            Some(task) => !std::mem::replace(&mut self.tasks[task.0 as usize - 1].stopped, true),
+            Some(task) => !std::mem::replace(&mut self.chain_mut(task).stopped, true),
             None => false,
         }
     }

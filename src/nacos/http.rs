@@ -117,30 +117,27 @@ impl<C> InFlight<C> {
 
     /// Attempts whose read deadline has passed, by deadline then by message id.
     pub fn expired(&mut self, now: SimTime) -> Vec<(MsgId, Attempt<C>)> {
-        let mut out: Vec<(MsgId, Attempt<C>)> = Vec::new();
-        let mut i = 0;
-        while i < self.attempts.len() {
-            if self.attempts[i].1.deadline.is_some_and(|d| d <= now) {
-                out.extend(self.attempts.remove(i));
-            } else {
-                i += 1;
-            }
-        }
+        let mut out = self.take_where(|a| a.deadline.is_some_and(|d| d <= now));
         out.sort_by_key(|(m, a)| (a.deadline, *m));
         out
     }
 
+    /// Attempts on `channel`, by message id.
     pub fn on_channel(&mut self, channel: ChannelId) -> Vec<(MsgId, Attempt<C>)> {
-        let mut out: Vec<(MsgId, Attempt<C>)> = Vec::new();
+        self.take_where(|a| a.channel == Some(channel))
+    }
+
+    /// Removes the attempts `pick` chooses, in message-id order (the order they are kept in).
+    fn take_where(&mut self, pick: impl Fn(&Attempt<C>) -> bool) -> Vec<(MsgId, Attempt<C>)> {
+        let mut out = Vec::new();
         let mut i = 0;
         while i < self.attempts.len() {
-            if self.attempts[i].1.channel == Some(channel) {
+            if pick(&self.attempts[i].1) {
                 out.extend(self.attempts.remove(i));
             } else {
                 i += 1;
             }
         }
-        out.sort_by_key(|(m, _)| *m);
         out
     }
 
