@@ -100,7 +100,7 @@ pub(super) fn episode() -> impl Strategy<Value = Episode> {
 /// one for part of its length is dropped (see [`Busy`]).
 pub(super) fn timeline(
     episodes: &[Episode],
-    clients: &[(String, String)],
+    clients: &[(String, String, SimTime)],
     servers: &[String],
     network: &NetworkSpec,
 ) -> Vec<TimedEvent> {
@@ -109,18 +109,21 @@ pub(super) fn timeline(
     for (n, e) in episodes.iter().enumerate() {
         let n = n + 1;
         let client = |i: usize| clients[i % clients.len()].0.clone();
+        // A process cannot be stopped before it starts (apps start with their first instance, up
+        // to 10 s in): such an episode begins at the start, in whole seconds like every other.
+        let not_before = |i: usize, at: u64| at.max(clients[i % clients.len()].2.millis().div_ceil(1000));
         let server = |i: usize| servers[i % servers.len()].clone();
         // (who, from, until, the action that starts it, the one that ends it)
         let (who, at, until, start, end) = match e {
             Episode::Crash { target, at, host, restart_after } => {
-                let who = client(*target);
+                let (who, at) = (client(*target), &not_before(*target, *at));
                 let stop = if *host { Action::HostDown(who.clone()) } else { Action::Crash(who.clone()) };
                 // Restart 10 s later at the earliest, as after a shutdown.
                 (who, *at, restart_after.map(|after| at + after.max(10)), stop, None)
             }
             Episode::Shutdown { target, at, restart_after } => {
                 // Shutting down deregisters one instance after another before the process exits.
-                let who = client(*target);
+                let (who, at) = (client(*target), &not_before(*target, *at));
                 (who.clone(), *at, restart_after.map(|after| at + after.max(10)), Action::Shutdown(who), None)
             }
             Episode::ServerCrash { server: i, at, host, restart_after } => {
@@ -129,14 +132,17 @@ pub(super) fn timeline(
                 (who, *at, restart_after.map(|after| at + after), stop, None)
             }
             Episode::Hang { target: i, at, for_secs } | Episode::ServerHang { server: i, at, for_secs } => {
-                let who = if matches!(e, Episode::Hang { .. }) { client(*i) } else { server(*i) };
+                let (who, at) = match e {
+                    Episode::Hang { .. } => (client(*i), &not_before(*i, *at)),
+                    _ => (server(*i), at),
+                };
                 let resume = Action::Resume(who.clone());
                 (who.clone(), *at, Some(at + for_secs), Action::Hang(who), Some(resume))
             }
             Episode::Link { target, at, for_secs, fault } => {
                 // Links are not claimed: cuts have their own names, and overlapping loss or
                 // latency episodes on one link leave network and monitor agreeing.
-                let (x, y) = clients[target % clients.len()].clone();
+                let (x, y, _) = clients[target % clients.len()].clone();
                 let ((on_name, on), (off_name, off)) = link_actions(n, fault, x, y, network);
                 events.push(TimedEvent { at: SimTime(at * 1000), name: on_name, action: on });
                 events.push(TimedEvent { at: SimTime((at + for_secs) * 1000), name: off_name, action: off });

@@ -209,11 +209,11 @@ fn build(
             start: SimTime::ZERO,
         })
         .collect();
-    // Every client-side process with the one server it talks to.
-    let clients: Vec<(String, String)> = apps
+    // Every client-side process with the one server it talks to and when it starts.
+    let clients: Vec<(String, String, SimTime)> = apps
         .iter()
-        .map(|a| (a.name.clone(), a.servers[0].clone()))
-        .chain(subscribers.iter().map(|s| (s.name.clone(), s.servers[0].clone())))
+        .map(|a| (a.name.clone(), a.servers[0].clone(), a.start))
+        .chain(subscribers.iter().map(|s| (s.name.clone(), s.servers[0].clone(), s.start)))
         .collect();
     let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     let network = NetworkSpec { latency: SimDuration(latency), jitter: SimDuration(jitter), ..NetworkSpec::default() };
