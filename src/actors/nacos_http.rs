@@ -17,6 +17,7 @@ use crate::sim::ids::NodeId;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// One `reqApi` call in progress.
@@ -33,6 +34,10 @@ pub enum Outcome<P> {
     /// Every server failed; `failure` is the last one's reason.
     Failed { purpose: P, api: &'static str, failure: Failure },
 }
+
+/// What one packet or alarm ended: nearly always none or one call, so it lives inline rather
+/// than in a fresh heap buffer per answer.
+pub type Outcomes<P> = SmallVec<[Outcome<P>; 1]>;
 
 /// The read-timeout alarm of a process's HTTP client.
 #[derive(Message)]
@@ -64,8 +69,9 @@ impl<P> HttpClient<P> {
         let start = if n > 1 { self.env.net.with_rng(|r| r.index(n)) } else { 0 };
         let call = Call { purpose, msg, api: ReqApi::new(n, start) };
         let api = call.msg.kind();
+        let call = self.attempt(call, ctx)?;
         let failure = Failure::Http { status: 400, message: Arc::from("no server available") };
-        self.attempt(call, ctx).map(|call| Outcome::Failed { purpose: call.purpose, api, failure })
+        Some(Outcome::Failed { purpose: call.purpose, api, failure })
     }
 
     /// Sends `call` to its next server; gives the call back when none is left.
@@ -103,7 +109,7 @@ impl<P> HttpClient<P> {
     }
 
     /// One attempt failed: trace it and try the next server, or report the call failed.
-    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Vec<Outcome<P>>)
+    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Outcomes<P>)
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -120,11 +126,11 @@ impl<P> HttpClient<P> {
     }
 
     /// A packet for this process: an answer, or a network notice about one of our requests.
-    pub fn on_packet<A>(&mut self, p: &Packet, ctx: &Context<A>) -> Vec<Outcome<P>>
+    pub fn on_packet<A>(&mut self, p: &Packet, ctx: &Context<A>) -> Outcomes<P>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
-        let mut out = Vec::new();
+        let mut out = Outcomes::new();
         match &p.body {
             Body::Nacos(NacosMsg::Reply { reply_to, answer }) => {
                 // An answer after the read timeout finds nothing: the call moved on.
@@ -160,12 +166,12 @@ impl<P> HttpClient<P> {
     }
 
     /// The alarm rang: every attempt past its read deadline fails and its channel is closed.
-    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Vec<Outcome<P>>
+    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Outcomes<P>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
         self.timer = None;
-        let mut out = Vec::new();
+        let mut out = Outcomes::new();
         for (_, attempt) in self.inflight.expired(self.env.now()) {
             if let Some(channel) = attempt.channel {
                 self.env.net.close(self.env.node, channel, "read timed out");

@@ -42,8 +42,8 @@
 //! Within one millisecond, checks run before the cleaner, in client order; an operation handled
 //! before the checker wakes counts as before the tick (Java leaves both races open).
 
-use crate::nacos::naming::{Change, IpPortClient, NamingConfig, NamingServer};
-use crate::nacos::types::{ClientKey, DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_IP_DELETE_TIMEOUT};
+use crate::nacos::naming::{Change, IpPortClient, NamingConfig, NamingServer, Published};
+use crate::nacos::types::{ClientKey, ServiceKey, DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_IP_DELETE_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
 use std::collections::BTreeSet;
 
@@ -236,12 +236,24 @@ impl NamingServer {
         let (expire, planted) = (self.config.expire_instance, self.schedule.unhealthy_at_timeout);
         let Some(client) = self.clients.get_mut(key) else { return };
         let (mut expired, mut changed) = (Vec::new(), false);
-        for (service, p) in client.publishers.iter_mut().filter(|(_, p)| !p.timeouts.skip) {
+        // Strictly greater, as UnhealthyInstanceChecker#doCheck (unless the bug is planted).
+        let too_long =
+            |millis: i128, limit: i64| if planted { millis >= limit as i128 } else { millis > limit as i128 };
+        let fires = |p: &Published| {
+            let millis = now.since(p.last_heart_beat).millis() as i128;
+            !p.timeouts.skip
+                && ((p.healthy && too_long(millis, p.timeouts.beat)) || (expire && millis > p.timeouts.delete as i128))
+        };
+        // Most checks find nothing to do: find the instances that change first, and sort only
+        // those, so that changes come out in service order.
+        let mut services: Vec<ServiceKey> =
+            client.publishers.iter().filter(|(_, p)| fires(p)).map(|(k, _)| k.clone()).collect();
+        services.sort_unstable();
+        for service in &services {
+            let p = client.publishers.get_mut(service).expect("listed above");
             let silent = now.since(p.last_heart_beat);
             let (millis, t) = (silent.millis() as i128, p.timeouts);
-            // Strictly greater, as UnhealthyInstanceChecker#doCheck (unless the bug is planted).
-            let too_long = if planted { millis >= t.beat as i128 } else { millis > t.beat as i128 };
-            if p.healthy && too_long {
+            if p.healthy && too_long(millis, t.beat) {
                 p.healthy = false;
                 changed = true;
                 let delete_timeout = expire.then_some(t.delete);
@@ -279,7 +291,8 @@ impl NamingServer {
                 set.remove(key);
             }
         }
-        let published: Vec<_> = client.publishers.into_keys().collect();
+        let mut published: Vec<_> = client.publishers.into_keys().collect();
+        published.sort_unstable();
         for service in &published {
             self.unindex_publisher(service, key);
         }
@@ -329,7 +342,8 @@ impl NamingServer {
         if has_tick(self.schedule.cleaner_grid, since, now) {
             self.schedule.cleaner_grid = now;
         }
-        let keys: Vec<ClientKey> = self.clients.keys().cloned().collect();
+        let mut keys: Vec<ClientKey> = self.clients.keys().cloned().collect();
+        keys.sort_unstable();
         for key in keys {
             self.reschedule(&key, now);
         }

@@ -180,7 +180,7 @@ enum Op {
 /// the cleaner runs if it ticks now. It shares only the check and cleanup functions.
 fn naive_step(s: &mut NamingServer, now: SimTime, out: &mut Vec<(SimTime, Change)>) {
     let on_grid = |grid: SimTime| now >= grid && (now.millis() - grid.millis()) % CHECK_PERIOD == 0;
-    let keys: Vec<ClientKey> = s.clients.keys().cloned().collect();
+    let keys: Vec<ClientKey> = s.clients().map(|(k, _)| k.clone()).collect();
     let mut changes = Vec::new();
     for k in &keys {
         if s.clients.get(k).is_some_and(|c| on_grid(c.sched.grid)) {

@@ -53,7 +53,7 @@ pub type Metadata = BTreeMap<String, String>;
 
 /// A 2.x `Service`: namespace plus the grouped name `group@@name`. `Service.equals` ignores the
 /// ephemeral flag, and every service in this model is ephemeral, so it is left out.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, Eq, Hash, Serialize)]
 pub struct ServiceKey {
     pub namespace: Arc<str>,
     /// `NamingUtils.getGroupedName`: `DEFAULT_GROUP@@orders`.
@@ -73,6 +73,24 @@ fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> Ordering {
         Ordering::Equal
     } else {
         a.cmp(b)
+    }
+}
+
+/// Content equality, with the same shortcut. (`Arc<str>`'s own `==` always compares the bytes:
+/// std only skips that for sized types.)
+fn eq_shared(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
+impl PartialEq for ServiceKey {
+    fn eq(&self, other: &Self) -> bool {
+        eq_shared(&self.namespace, &other.namespace) && eq_shared(&self.grouped, &other.grouped)
+    }
+}
+
+impl PartialEq for ClientKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.port == other.port && eq_shared(&self.ip, &other.ip)
     }
 }
 
@@ -113,7 +131,7 @@ impl fmt::Display for ServiceKey {
 
 /// The identity of an `IpPortBasedClient`: its id is `ip:port#true`. One client publishes at most
 /// one instance per service, so `(client, service)` names an instance on a server.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, Eq, Hash, Serialize)]
 pub struct ClientKey {
     pub ip: Arc<str>,
     pub port: u16,

@@ -31,6 +31,30 @@ impl fmt::Display for TraceEvent {
     }
 }
 
+/// postcard's output, written straight into the trace's scratch buffer. (Through `io::Write`
+/// every field was a `write_all` call of its own; this is every event of every run.)
+struct Scratch<'a>(&'a mut Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for Scratch<'_> {
+    type Output = ();
+
+    #[inline]
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
+    }
+
+    #[inline]
+    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
+}
+
 /// Which events the readable timeline shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Detail {
@@ -77,7 +101,8 @@ impl Trace {
         self.count += 1;
         self.scratch.clear();
         // Serializing plain data into a Vec cannot fail.
-        let encoded = postcard::to_io(&(event.t, &*event.actor, &event.what), &mut self.scratch);
+        let encoded =
+            postcard::serialize_with_flavor(&(event.t, &*event.actor, &event.what), Scratch(&mut self.scratch));
         debug_assert!(encoded.is_ok());
         self.hasher.update(&self.scratch);
         if let Some((out, detail)) = &mut self.opts.timeline {

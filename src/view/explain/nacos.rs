@@ -38,7 +38,7 @@ pub fn table_lines(s: &NamingServer, world: &World) -> BTreeSet<String> {
         }
     }
     for (key, client) in s.clients() {
-        let publishes: Vec<String> = client.publishers.keys().map(|k| k.to_string()).collect();
+        let publishes: Vec<String> = client.published().iter().map(|(k, _)| k.to_string()).collect();
         let subscribes: Vec<String> = client.subscriptions.iter().map(|k| k.to_string()).collect();
         out.insert(format!(
             "clients      {key}: publishes [{}], subscribes [{}], last updated {}",
@@ -46,7 +46,7 @@ pub fn table_lines(s: &NamingServer, world: &World) -> BTreeSet<String> {
             subscribes.join(", "),
             client.last_updated
         ));
-        for (service, p) in &client.publishers {
+        for (service, p) in client.published() {
             let name = world.nacos_instance_name(service, key).map(|n| format!(" ({n})")).unwrap_or_default();
             let health = if p.healthy { "healthy" } else { "UNHEALTHY" };
             let checks = if p.timeouts.skip {
