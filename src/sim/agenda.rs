@@ -13,20 +13,29 @@ use std::collections::{BTreeMap, VecDeque};
 /// A calendar of instants: one FIFO bucket per distinct instant. A simulation puts many entries
 /// on the same instant (a provider's hundred beats, a broker's registrations to every name
 /// server), and a bucket takes them in and hands them out without re-sorting anything.
+///
+/// Emptied buckets are kept for reuse: a busy instant fills one with a hundred entries, and
+/// growing a fresh one to that size, instant after instant, was a real share of a big run.
 pub struct Agenda<E> {
     buckets: BTreeMap<SimTime, VecDeque<E>>,
+    spare: Vec<VecDeque<E>>,
     len: usize,
 }
 
+/// At most this many emptied buckets wait for reuse, so that one burst does not hold its
+/// memory for the rest of the run.
+const SPARE_BUCKETS: usize = 64;
+
 impl<E> Default for Agenda<E> {
     fn default() -> Self {
-        Agenda { buckets: BTreeMap::new(), len: 0 }
+        Agenda { buckets: BTreeMap::new(), spare: Vec::new(), len: 0 }
     }
 }
 
 impl<E> Agenda<E> {
     pub fn push(&mut self, at: SimTime, entry: E) {
-        self.buckets.entry(at).or_default().push_back(entry);
+        let Agenda { buckets, spare, .. } = self;
+        buckets.entry(at).or_insert_with(|| spare.pop().unwrap_or_default()).push_back(entry);
         self.len += 1;
     }
 
@@ -44,10 +53,18 @@ impl<E> Agenda<E> {
         }
         let entry = first.get_mut().pop_front().expect("buckets are never left empty");
         if first.get().is_empty() {
-            first.remove();
+            let bucket = first.remove();
+            if self.spare.len() < SPARE_BUCKETS {
+                self.spare.push(bucket);
+            }
         }
         self.len -= 1;
         Some((at, entry))
+    }
+
+    /// How many entries are left in the earliest instant's bucket.
+    pub fn first_bucket_len(&self) -> usize {
+        self.buckets.first_key_value().map_or(0, |(_, bucket)| bucket.len())
     }
 
     pub fn len(&self) -> usize {

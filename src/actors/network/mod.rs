@@ -350,13 +350,14 @@ impl Net {
                     let accepted = self.0.borrow_mut().arrive(now, packet);
                     if let Some(packet) = accepted {
                         self.note_arrival(now, &packet);
-                        batches.gather(packet, &self.0.borrow().endpoints);
+                        let k = self.0.borrow();
+                        batches.gather(packet, &k.endpoints, k.agenda.first_bucket_len());
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
                     let accepted = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
                     if let Some(packet) = accepted {
-                        batches.gather(packet, &self.0.borrow().endpoints);
+                        batches.gather(packet, &self.0.borrow().endpoints, 0);
                     }
                 }
                 Due::IdleCheck { channel, server } => self.0.borrow_mut().idle_check(now, channel, server),
@@ -365,6 +366,9 @@ impl Net {
         batches.flush_all();
     }
 }
+
+/// The most room a new batch reserves ahead (a batch still grows past it as needed).
+const MAX_BATCH_RESERVE: usize = 255;
 
 /// Packets gathered per endpoint during one pass, sent in order of first arrival.
 #[derive(Default)]
@@ -375,14 +379,18 @@ struct Batches {
 
 impl Batches {
     /// Adds `packet` to its endpoint's batch; the endpoint's address is cloned once per batch.
-    fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>]) {
+    /// `more` is how many entries are still due in this instant: a new batch is made room for
+    /// them, since a provider's hundred beats, or their hundred answers, arrive together.
+    fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
         let to = packet.to;
         match self.pending.get_mut(&to) {
             Some((_, packets)) => packets.push(packet),
             None => {
                 let Some(endpoint) = endpoints[to.0 as usize].clone() else { return };
                 self.order.push(to);
-                self.pending.insert(to, (endpoint, vec![packet]));
+                let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
+                packets.push(packet);
+                self.pending.insert(to, (endpoint, packets));
             }
         }
     }
