@@ -3,6 +3,7 @@
 
 pub mod agenda;
 pub mod clock;
+pub mod digest;
 pub mod expect;
 pub mod explore;
 pub mod ids;

@@ -2,7 +2,7 @@
 //!
 //! One stream feeds four outputs: the readable timeline (`routesim run`), the JSON-lines file
 //! (`--trace out.jsonl`, one object per event), the events kept in memory for reports, and the
-//! digest. The digest is XXH3-128 over a compact binary encoding (postcard) of every event, so two
+//! digest. The digest is XXH3-128 over a compact binary encoding (`sim::digest`) of every event, so two
 //! runs have the same digest exactly when they produced the same events — and since the text and
 //! JSON forms are pure functions of the events, the same bytes.
 
@@ -28,30 +28,6 @@ pub struct TraceEvent {
 impl fmt::Display for TraceEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:>10} {:<14} {}", self.t.to_string(), self.actor, self.what)
-    }
-}
-
-/// postcard's output, written straight into the trace's scratch buffer. (Through `io::Write`
-/// every field was a `write_all` call of its own; this is every event of every run.)
-struct Scratch<'a>(&'a mut Vec<u8>);
-
-impl postcard::ser_flavors::Flavor for Scratch<'_> {
-    type Output = ();
-
-    #[inline]
-    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
-        self.0.push(byte);
-        Ok(())
-    }
-
-    #[inline]
-    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
-        self.0.extend_from_slice(bytes);
-        Ok(())
-    }
-
-    fn finalize(self) -> postcard::Result<()> {
-        Ok(())
     }
 }
 
@@ -100,10 +76,7 @@ impl Trace {
     pub fn record(&mut self, event: TraceEvent) {
         self.count += 1;
         self.scratch.clear();
-        // Serializing plain data into a Vec cannot fail.
-        let encoded =
-            postcard::serialize_with_flavor(&(event.t, &*event.actor, &event.what), Scratch(&mut self.scratch));
-        debug_assert!(encoded.is_ok());
+        crate::sim::digest::encode(&(event.t, &*event.actor, &event.what), &mut self.scratch);
         self.hasher.update(&self.scratch);
         if let Some((out, detail)) = &mut self.opts.timeline {
             if *detail == Detail::Full || !event.what.is_routine() {
