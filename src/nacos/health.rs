@@ -268,7 +268,7 @@ impl NamingServer {
         changed |= !expired.is_empty();
         // removeServiceInstance: neither lastUpdatedTime nor the client's revision moves.
         for service in &expired {
-            client.publishers.remove(service);
+            client.publishers.swap_remove(service);
         }
         for service in &expired {
             self.unindex_publisher(service, key);

@@ -68,7 +68,7 @@ impl NamingServer {
             return Vec::new();
         }
         let Some(client) = self.clients.get_mut(&key) else { return Vec::new() };
-        let removed = client.publishers.remove(&req.service);
+        let removed = client.publishers.swap_remove(&req.service);
         client.last_updated = now;
         let mut changes = Vec::new();
         if removed.is_some() {
