@@ -19,8 +19,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// One instance the application registers.
@@ -64,8 +63,10 @@ pub struct NacosApp {
     /// The reactor's scheduled `BeatTask` runs, by due time then scheduling order. The
     /// application wakes once for all runs due in the same instant — as one executor thread
     /// would run them back to back — instead of once per instance.
-    /// A min-heap: runs are mostly scheduled one period out, so a push lands at the bottom.
-    due: BinaryHeap<Reverse<(SimTime, u64, usize, TaskId)>>,
+    /// Kept sorted in a deque: a run is nearly always scheduled one period out, later than any
+    /// already waiting, so it goes on the back, and runs come off the front in the order they
+    /// were filed — no heap to sift, and memory read front to back.
+    due: VecDeque<(SimTime, u64, usize, TaskId)>,
     scheduled: u64,
     /// The instant the one wake-up timer is set for.
     armed: Option<SimTime>,
@@ -92,7 +93,7 @@ impl NacosApp {
             instances,
             registered,
             shutdown: None,
-            due: BinaryHeap::new(),
+            due: VecDeque::new(),
             scheduled: 0,
             armed: None,
             requests,
@@ -116,13 +117,21 @@ impl NacosApp {
     fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
         let at = self.env.now() + delay;
         self.scheduled += 1;
-        self.due.push(Reverse((at, self.scheduled, idx, task)));
+        let run = (at, self.scheduled, idx, task);
+        if self.due.back().is_none_or(|last| last.0 <= at) {
+            self.due.push_back(run);
+        } else {
+            // Earlier than the last one (a shorter interval, a retry): after every run due at
+            // or before `at`, which keeps scheduling order among equal times.
+            let i = self.due.partition_point(|r| r.0 <= at);
+            self.due.insert(i, run);
+        }
         self.arm(ctx);
     }
 
     /// Keeps one timer set for the earliest scheduled run.
     fn arm(&mut self, ctx: &mut Context<Self>) {
-        let Some(&Reverse((at, ..))) = self.due.peek() else { return };
+        let Some(&(at, ..)) = self.due.front() else { return };
         if self.armed.is_some_and(|armed| armed <= at) {
             return;
         }
@@ -290,8 +299,8 @@ impl Handler<Wake> for NacosApp {
         }
         self.armed = None;
         let now = self.env.now();
-        while self.due.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
-            let Some(Reverse((_, _, idx, task))) = self.due.pop() else { break };
+        while self.due.front().is_some_and(|(t, ..)| *t <= now) {
+            let Some((_, _, idx, task)) = self.due.pop_front() else { break };
             self.beat(idx, task, ctx);
         }
         self.arm(ctx);

@@ -111,6 +111,9 @@ impl<C> InFlight<C> {
     }
 
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
+        if self.attempts.front().is_some_and(|(m, _)| *m == msg) {
+            return self.attempts.pop_front().map(|(_, a)| a);
+        }
         let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
         self.attempts.remove(i).map(|(_, a)| a)
     }
