@@ -9,6 +9,7 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// `Constants.DEFAULT_HEART_BEAT_INTERVAL`: the client's beat period, and the server's check and
@@ -53,16 +54,36 @@ pub type Metadata = BTreeMap<String, String>;
 
 /// A 2.x `Service`: namespace plus the grouped name `group@@name`. `Service.equals` ignores the
 /// ephemeral flag, and every service in this model is ephemeral, so it is left out.
-#[derive(Clone, Debug, Eq, Hash, Serialize)]
+///
+/// The fields may be swapped for equal strings (`NacosSpecs::share_strings` does), never changed.
+#[derive(Clone, Eq, Serialize)]
 pub struct ServiceKey {
     pub namespace: Arc<str>,
     /// `NamingUtils.getGroupedName`: `DEFAULT_GROUP@@orders`.
     pub grouped: Arc<str>,
+    /// The content's hash, computed once: the naming server hashes the key of every beat twice.
+    #[serde(skip)]
+    hash: u64,
 }
 
 impl ServiceKey {
     pub fn new(namespace: &str, group: &str, name: &str) -> Self {
-        ServiceKey { namespace: Arc::from(namespace), grouped: Arc::from(format!("{group}@@{name}")) }
+        let (namespace, grouped): (Arc<str>, Arc<str>) = (Arc::from(namespace), Arc::from(format!("{group}@@{name}")));
+        let mut h = rustc_hash::FxHasher::default();
+        (&*namespace, &*grouped).hash(&mut h);
+        ServiceKey { namespace, grouped, hash: h.finish() }
+    }
+}
+
+impl Hash for ServiceKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl fmt::Debug for ServiceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceKey").field("namespace", &self.namespace).field("grouped", &self.grouped).finish()
     }
 }
 

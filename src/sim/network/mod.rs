@@ -15,7 +15,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::rng::SimRng;
 pub use links::{LinkParams, LinkRules};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// What a process is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +157,7 @@ pub struct NetCore {
     procs: Vec<Proc>,
     channels: Channels,
     /// The channel each client currently uses towards each server (looked up, never iterated).
-    current: HashMap<(NodeId, NodeId), ChannelId>,
+    current: FxHashMap<(NodeId, NodeId), ChannelId>,
     next_channel: u64,
 }
 
@@ -168,7 +168,7 @@ impl NetCore {
             connect_timeout,
             procs: Vec::new(),
             channels: Channels::default(),
-            current: HashMap::new(),
+            current: FxHashMap::default(),
             next_channel: 0,
         }
     }
