@@ -76,7 +76,7 @@ impl Trace {
     pub fn record(&mut self, event: TraceEvent) {
         self.count += 1;
         self.scratch.clear();
-        crate::sim::digest::encode(&(event.t, &*event.actor, &event.what), &mut self.scratch);
+        crate::sim::digest::encode_event(event.t, &event.actor, &event.what, &mut self.scratch);
         self.hasher.update(&self.scratch);
         if let Some((out, detail)) = &mut self.opts.timeline {
             if *detail == Detail::Full || !event.what.is_routine() {
