@@ -62,7 +62,8 @@ impl Obs {
         if let Some(x) = &self.explainer {
             x.borrow_mut().on_event(&event, &self.world);
         }
-        self.trace.borrow_mut().record(event);
+        // By reference: an event is 176 bytes, and only runs that keep events need a copy.
+        self.trace.borrow_mut().record(&event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
         self.record_verdicts(t, notes);
         self.record_violations(t, violations);
@@ -113,14 +114,14 @@ impl Obs {
         let mut trace = self.trace.borrow_mut();
         for v in violations {
             let note = CheckNote::Violated { invariant: v.invariant.key(), at: v.at, detail: v.detail };
-            trace.record(TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
+            trace.record(&TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
         }
     }
 
     fn record_verdicts(&self, t: SimTime, notes: Vec<CheckNote>) {
         let mut trace = self.trace.borrow_mut();
         for note in notes {
-            trace.record(TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
+            trace.record(&TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
         }
     }
 }

@@ -70,10 +70,10 @@ impl Trace {
         }
     }
 
-    // Inlined so the event is built in place, not copied into this call: it is the one function
-    // every simulated event goes through.
+    // The one function every simulated event goes through: inlined, and the event is lent, not
+    // moved (a move of 176 bytes is a `memcpy` call).
     #[inline]
-    pub fn record(&mut self, event: TraceEvent) {
+    pub fn record(&mut self, event: &TraceEvent) {
         self.count += 1;
         self.scratch.clear();
         crate::sim::digest::encode_event(event.t, &event.actor, &event.what, &mut self.scratch);
@@ -93,7 +93,7 @@ impl Trace {
             }
         }
         if self.opts.keep {
-            self.kept.push(event);
+            self.kept.push(event.clone());
         }
     }
 
