@@ -231,3 +231,30 @@ fn explore_can_search_nacos_alone_and_rejects_an_unknown_model() {
     let o = routesim(&["explore", "--model", "zookeeper", "--cases", "1", "--out", out_dir]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_run_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    // `routesim run -q scenarios/nacos/*.toml | head -1`: the reader goes away after one line,
+    // while the later scenarios still have verdicts to print.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nacos");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_routesim"))
+        .arg("run")
+        .arg("-q")
+        .args(&files)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!first.is_empty());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(101), "{stderr}");
+}

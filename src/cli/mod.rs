@@ -46,6 +46,7 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -79,4 +80,16 @@ fn scenario_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// `routesim run big.toml | head` must end quietly when `head` has read enough, as `cat` would.
+/// Rust starts programs with SIGPIPE ignored, so a write to the closed pipe fails and `println!`
+/// panics with a backtrace; with the default action the kernel ends the process instead.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; setting a signal's
+    // disposition to its default has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
