@@ -115,6 +115,14 @@ impl PartialEq for ClientKey {
     }
 }
 
+/// By content, as equality is.
+impl Hash for ClientKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.ip.hash(state);
+        self.port.hash(state);
+    }
+}
+
 impl Ord for ServiceKey {
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_shared(&self.namespace, &other.namespace).then_with(|| cmp_shared(&self.grouped, &other.grouped))
@@ -152,7 +160,7 @@ impl fmt::Display for ServiceKey {
 
 /// The identity of an `IpPortBasedClient`: its id is `ip:port#true`. One client publishes at most
 /// one instance per service, so `(client, service)` names an instance on a server.
-#[derive(Clone, Debug, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, Eq, Serialize)]
 pub struct ClientKey {
     pub ip: Arc<str>,
     pub port: u16,
