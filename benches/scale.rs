@@ -1,7 +1,7 @@
 //! Scale benchmark: `cargo bench --bench scale` (or `cargo bench --bench scale -- nacos`).
 //!
 //! RocketMQ: 1,000 brokers (500 groups, master + slave) × 2 name servers × 100 topics, for one
-//! virtual hour, with a wave of 100 kill -9s and 100 host failures at 30 min and 10 clients
+//! virtual hour, with a wave of 100 failures (50 kill -9s, 50 host failures) at 30 min and 10 clients
 //! polling routes. The target is under 2 s of wall time on a 2-core machine.
 //!
 //! Nacos: 10,000 ephemeral instances across 100 services for one virtual hour, registered the

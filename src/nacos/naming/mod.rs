@@ -21,8 +21,9 @@
 //!   0; it runs here within the same request, before the answer is sent.
 //! * **Every server is responsible for every client.** Without Distro each server is standalone,
 //!   so `DistroMapper#responsible` is always true and no request is forwarded.
-//! * **Sorted everywhere.** Java iterates `ConcurrentHashMap`s; we iterate `BTreeMap`s, so checks,
-//!   cleanups and host lists go in key order.
+//! * **Sorted everywhere.** Java iterates `ConcurrentHashMap`s in hash order; we walk every map in
+//!   key order (`BTreeMap`s, or hash maps through `sorted` and [`IpPortClient::published`]),
+//!   so checks, cleanups and host lists come out the same every run.
 //! * **Not modelled:** console/`NamingMetadataManager` metadata edits (the first lookup of every
 //!   timeout, §2.3/§2.7 step 1), service-level `enableClientBeat`, the protect threshold (only
 //!   services created through the service API have the `ServiceMetadata` that enables it, and
