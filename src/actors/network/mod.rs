@@ -14,6 +14,7 @@
 //! Actors hand packets and timers to the network synchronously through [`Net`] — like writing to
 //! a socket buffer — and receive them as actix messages.
 
+mod batches;
 mod kernel;
 
 use crate::sim::agenda::Agenda;
@@ -26,6 +27,7 @@ use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
+use batches::Batches;
 use kernel::{Due, Kernel};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -364,47 +366,6 @@ impl Net {
             }
         }
         batches.flush_all();
-    }
-}
-
-/// The most room a new batch reserves ahead (a batch still grows past it as needed).
-const MAX_BATCH_RESERVE: usize = 255;
-
-/// Packets gathered per endpoint during one pass, sent in order of first arrival.
-#[derive(Default)]
-struct Batches {
-    order: Vec<NodeId>,
-    pending: BTreeMap<NodeId, (Recipient<Packets>, Vec<Packet>)>,
-}
-
-impl Batches {
-    /// Adds `packet` to its endpoint's batch; the endpoint's address is cloned once per batch.
-    /// `more` is how many entries are still due in this instant: a new batch is made room for
-    /// them, since a provider's hundred beats, or their hundred answers, arrive together.
-    fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
-        let to = packet.to;
-        match self.pending.get_mut(&to) {
-            Some((_, packets)) => packets.push(packet),
-            None => {
-                let Some(endpoint) = endpoints[to.0 as usize].clone() else { return };
-                self.order.push(to);
-                let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
-                packets.push(packet);
-                self.pending.insert(to, (endpoint, packets));
-            }
-        }
-    }
-
-    fn flush(&mut self, node: NodeId) {
-        if let Some((endpoint, packets)) = self.pending.remove(&node) {
-            endpoint.do_send(Packets(packets));
-        }
-    }
-
-    fn flush_all(&mut self) {
-        for node in std::mem::take(&mut self.order) {
-            self.flush(node);
-        }
     }
 }
 
