@@ -51,11 +51,11 @@ type InstanceKey = (ServiceKey, ClientKey);
 pub struct NacosWatch {
     servers: BTreeMap<String, ServerFacts>,
     instances: BTreeMap<InstanceKey, InstanceFacts>,
-    /// (server, service, client) → the last arrivals there, this incarnation of the server.
-    seen: BTreeMap<(String, ServiceKey, ClientKey), Seen>,
-    /// (server, client) → the last arrival of anything from that `ip:port`: never earlier than
+    /// server → (service, client) → the last arrivals there, this incarnation of the server.
+    seen: BTreeMap<String, BTreeMap<(ServiceKey, ClientKey), Seen>>,
+    /// server → client → the last arrival of anything from that `ip:port`: never earlier than
     /// the client's `lastUpdatedTime`, which the cleaner reads.
-    touched: BTreeMap<(String, ClientKey), SimTime>,
+    touched: BTreeMap<String, BTreeMap<ClientKey, SimTime>>,
     /// What each server publishes, followed from its trace events.
     published: BTreeMap<String, BTreeSet<InstanceKey>>,
     server_started: BTreeMap<String, SimTime>,
@@ -128,8 +128,8 @@ impl NacosWatch {
                 ProcState::Running => {
                     self.server_started.insert(name.to_string(), now);
                     self.server_resumed.remove(name);
-                    self.seen.retain(|(s, _, _), _| s != name);
-                    self.touched.retain(|(s, _), _| s != name);
+                    self.seen.remove(name);
+                    self.touched.remove(name);
                     self.published.remove(name);
                 }
                 ProcState::Down => {
@@ -143,6 +143,11 @@ impl NacosWatch {
         }
     }
 
+    /// What arrived at `server` from `client` for `service`.
+    fn seen_at(&self, server: &str, service: &ServiceKey, client: &ClientKey) -> Option<&Seen> {
+        self.seen.get(server)?.get(&(service.clone(), client.clone()))
+    }
+
     /// SIGTERM: the application deregisters its instances and exits.
     pub fn shutting_down(&mut self, app: &str) {
         self.stopping.insert(app.to_string());
@@ -153,12 +158,12 @@ impl NacosWatch {
         if !self.servers.contains_key(server) {
             return;
         }
-        self.touched.insert((server.to_string(), a.client.clone()), now);
+        per_server(&mut self.touched, server).insert(a.client.clone(), now);
         if a.kind == ArrivalKind::Deregister {
             return;
         }
-        let key = (server.to_string(), a.service, a.client);
-        self.seen.entry(key).and_modify(|s| s.again(now)).or_insert_with(|| Seen::first(now));
+        let seen = per_server(&mut self.seen, server);
+        seen.entry((a.service, a.client)).and_modify(|s| s.again(now)).or_insert_with(|| Seen::first(now));
     }
 
     /// A Nacos trace event: keeps the mirror of each server's instances, and checks that an
@@ -220,7 +225,7 @@ impl NacosWatch {
     ) -> Option<(Invariant, String)> {
         let facts = self.instances.get(&(service.clone(), client.clone()))?;
         let limit = limit?;
-        let seen = self.seen.get(&(server.to_string(), service.clone(), client.clone()));
+        let seen = self.seen_at(server, service, client);
         let last = seen.and_then(|s| s.before(now));
         if last.is_some_and(|last| !premature(now, last, limit)) {
             return None;
@@ -273,7 +278,7 @@ impl NacosWatch {
         let resumed = self.server_resumed.get(server).copied();
         for ((service, client), i) in &self.instances {
             let Some(p) = core.instance(service, client) else { continue };
-            let Some(seen) = self.seen.get(&(server.to_string(), service.clone(), client.clone())) else { continue };
+            let Some(seen) = self.seen_at(server, service, client) else { continue };
             if i.timeouts.skip {
                 continue;
             }
@@ -282,7 +287,7 @@ impl NacosWatch {
             let absent_by = if facts.expire_instance {
                 acted_by(last, i.timeouts.delete, resumed)
             } else {
-                let touched = self.touched.get(&(server.to_string(), client.clone())).copied().unwrap_or(last);
+                let touched = self.touched.get(server).and_then(|t| t.get(client)).copied().unwrap_or(last);
                 acted_by(touched, facts.client_expired_time.millis() as i64, resumed)
             };
             // This runs for every instance at every instant: the text is built only for a violation.
@@ -341,7 +346,7 @@ impl NacosWatch {
                 None => "absent",
             };
             if now > by {
-                let last = self.seen.get(&(server.to_string(), service.clone(), client.clone())).map(|s| s.last);
+                let last = self.seen_at(server, service, client).map(|s| s.last);
                 let last = last.map_or("never".to_string(), |t| t.to_string());
                 diffs.push(format!(
                     "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + slowest link {} + \
@@ -352,4 +357,13 @@ impl NacosWatch {
         }
         diffs
     }
+}
+
+/// `server`'s entry of a per-server map, made on its first use (the checks look a server up by
+/// `&str` on every instant; only a new server costs a `String`).
+fn per_server<'a, V: Default>(map: &'a mut BTreeMap<String, V>, server: &str) -> &'a mut V {
+    if !map.contains_key(server) {
+        map.insert(server.to_string(), V::default());
+    }
+    map.get_mut(server).expect("inserted above")
 }
