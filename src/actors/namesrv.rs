@@ -9,7 +9,7 @@
 use crate::actors::batcher::{Batcher, Submit};
 use crate::actors::env::{Env, Stop};
 use crate::actors::scanner::Scanner;
-use crate::rocketmq::notes::{RmqNote, UnregisterSource};
+use crate::rocketmq::notes::{Registration, RmqNote, UnregisterBatch, UnregisterSource};
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
@@ -64,7 +64,7 @@ impl RouteTable {
         } else {
             let timeout =
                 req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
-            self.env.record(RmqNote::Registered {
+            self.env.record(RmqNote::Registered(Box::new(Registration {
                 broker,
                 cluster: req.cluster_name.clone(),
                 addr: req.broker_addr.clone(),
@@ -75,7 +75,7 @@ impl RouteTable {
                 new_channel: out.previous_channel.is_some_and(|c| c != p.channel),
                 topics_updated: out.topics_updated.clone(),
                 timeout,
-            });
+            })));
         }
         if let Some(change) = out.min_broker_id_changed {
             self.env.record(RmqNote::MinBrokerIdChanged {
@@ -153,7 +153,7 @@ impl Handler<ApplyBatch> for RouteTable {
     type Result = ();
     fn handle(&mut self, ApplyBatch(batch): ApplyBatch, _: &mut Context<Self>) {
         let report = self.table.borrow_mut().un_register_broker(&batch);
-        self.env.record(RmqNote::BatchApplied {
+        self.env.record(RmqNote::BatchApplied(Box::new(UnregisterBatch {
             size: batch.len(),
             steps: report.explain(),
             live_removed: report
@@ -170,7 +170,7 @@ impl Handler<ApplyBatch> for RouteTable {
                 .collect(),
             queue_data_removed: report.queue_data_removed.clone(),
             perm_wiped: report.write_perm_wiped.clone(),
-        });
+        })));
         for change in &report.notifications {
             self.env.record(RmqNote::MinBrokerIdChanged {
                 broker_name: change.broker_name.clone(),

@@ -67,21 +67,8 @@ pub enum RmqNote {
     },
 
     // ---- name server route table ----
-    Registered {
-        /// `brokerName[id]@addr`, for reading.
-        broker: String,
-        cluster: String,
-        addr: String,
-        broker_name: String,
-        id: u64,
-        channel: ChannelId,
-        first: bool,
-        /// The live entry it replaced held another channel: the broker reconnected.
-        new_channel: bool,
-        /// Topics whose QueueData for this group was created or replaced.
-        topics_updated: Vec<String>,
-        timeout: SimDuration,
-    },
+    /// Boxed, as is `BatchApplied`: the two largest notes, and every event moves a `What`.
+    Registered(Box<Registration>),
     RegisterRefused {
         broker: String,
         reason: &'static str,
@@ -103,19 +90,7 @@ pub enum RmqNote {
         channel: ChannelId,
     },
     /// One `unRegisterBroker` batch: what each step did, structured for reports.
-    BatchApplied {
-        size: usize,
-        /// Narration, one line per request (steps 1–5) and per cleanup (6–7).
-        steps: Vec<String>,
-        /// Live entries removed (step 1), as `cluster/addr`.
-        live_removed: Vec<String>,
-        /// Groups removed (step 4).
-        groups_removed: Vec<String>,
-        /// `(topic, broker name)` QueueData removed (step 6).
-        queue_data_removed: Vec<(String, String)>,
-        /// `(topic, broker name)` whose write perm was wiped (step 6).
-        perm_wiped: Vec<(String, String)>,
-    },
+    BatchApplied(Box<UnregisterBatch>),
     MinBrokerIdChanged {
         broker_name: String,
         min_id: u64,
@@ -190,13 +165,45 @@ pub enum RmqNote {
     },
 }
 
+/// A `registerBroker` the route table accepted (`RmqNote::Registered`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Registration {
+    /// `brokerName[id]@addr`, for reading.
+    pub broker: String,
+    pub cluster: String,
+    pub addr: String,
+    pub broker_name: String,
+    pub id: u64,
+    pub channel: ChannelId,
+    pub first: bool,
+    /// The live entry it replaced held another channel: the broker reconnected.
+    pub new_channel: bool,
+    /// Topics whose QueueData for this group was created or replaced.
+    pub topics_updated: Vec<String>,
+    pub timeout: SimDuration,
+}
+
+/// One `unRegisterBroker` batch (`RmqNote::BatchApplied`).
+#[derive(Clone, Debug, Serialize)]
+pub struct UnregisterBatch {
+    pub size: usize,
+    /// Narration, one line per request (steps 1–5) and per cleanup (6–7).
+    pub steps: Vec<String>,
+    /// Live entries removed (step 1), as `cluster/addr`.
+    pub live_removed: Vec<String>,
+    /// Groups removed (step 4).
+    pub groups_removed: Vec<String>,
+    /// `(topic, broker name)` QueueData removed (step 6).
+    pub queue_data_removed: Vec<(String, String)>,
+    /// `(topic, broker name)` whose write perm was wiped (step 6).
+    pub perm_wiped: Vec<(String, String)>,
+}
+
 impl RmqNote {
     pub fn is_routine(&self) -> bool {
         match self {
             RmqNote::RegisterSent { reason, .. } => *reason == RegisterReason::Periodic,
-            RmqNote::Registered { first, topics_updated, new_channel, .. } => {
-                !first && topics_updated.is_empty() && !new_channel
-            }
+            RmqNote::Registered(r) => !r.first && r.topics_updated.is_empty() && !r.new_channel,
             RmqNote::HeartbeatSent { .. }
             | RmqNote::HeartbeatRefreshed { .. }
             | RmqNote::RouteServed { .. }
@@ -232,7 +239,8 @@ impl fmt::Display for RmqNote {
             BrokerIdChanged { from, to } => write!(f, "brokerId {from} -> {to}"),
             PermissionChanged { perm } => write!(f, "brokerPermission -> {perm}"),
             RequestFailed { namesrv, request, reason } => write!(f, "{request} to {namesrv} failed: {reason}"),
-            Registered { broker, channel, first, new_channel, topics_updated, timeout, .. } => {
+            Registered(r) => {
+                let Registration { broker, channel, first, new_channel, topics_updated, timeout, .. } = &**r;
                 let topics_updated = topics_updated.len();
                 let kind = match (first, new_channel) {
                     (true, _) => "first registration",
@@ -258,7 +266,7 @@ impl fmt::Display for RmqNote {
             ChannelEventIgnored { channel } => {
                 write!(f, "close event for {channel}: no live entry holds it, nothing to do")
             }
-            BatchApplied { size, steps, .. } => write!(f, "unRegisterBroker batch of {size}: {}", steps.join("; ")),
+            BatchApplied(b) => write!(f, "unRegisterBroker batch of {}: {}", b.size, b.steps.join("; ")),
             MinBrokerIdChanged { broker_name, min_id, min_addr, notify } => write!(
                 f,
                 "notifyMinBrokerIdChanged {broker_name}: min id {min_id} ({min_addr}) -> notify [{}]",

@@ -3,7 +3,7 @@
 //! `onChannelDestroy`, `BatchUnregistrationService`, `unRegisterBroker` steps 1–6,
 //! `cleanTopicByUnRegisterRequests`, the client's `updateTopicRouteInfoFromNameServer`).
 
-use crate::rocketmq::notes::{RmqNote, UnregisterSource};
+use crate::rocketmq::notes::{Registration, RmqNote, UnregisterSource};
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::perm;
 use std::collections::BTreeSet;
@@ -41,7 +41,8 @@ pub fn table_lines(t: &RouteInfoManager) -> BTreeSet<String> {
 
 pub(super) fn story(n: &RmqNote) -> Vec<String> {
     match n {
-        RmqNote::Registered { broker, first, new_channel, topics_updated, timeout, channel, .. } if *first || *new_channel || !topics_updated.is_empty() => {
+        RmqNote::Registered(r) if r.first || r.new_channel || !r.topics_updated.is_empty() => {
+            let Registration { broker, first, new_channel, topics_updated, timeout, channel, .. } = &**r;
             let kind = if *first { "first registration (registerFirst)" } else if *new_channel { "re-registration on a new channel" } else { "topic config changed" };
             vec![format!(
                 "DefaultRequestProcessor#registerBroker → RouteInfoManager#registerBroker({broker}) on {channel}: {kind}; QueueData updated for [{}]; BrokerLiveInfo replaced, expiring {timeout} after silence",
@@ -61,7 +62,8 @@ pub(super) fn story(n: &RmqNote) -> Vec<String> {
         }],
         RmqNote::QueueFull { broker, capacity } => vec![format!("BatchUnregistrationService#submit: queue full ({capacity}), {broker} dropped (Java only logs it)")],
         RmqNote::BatchTaken { size } => vec![format!("BatchUnregistrationService#run: take() + drainTo() → a batch of {size}")],
-        RmqNote::BatchApplied { steps, .. } => {
+        RmqNote::BatchApplied(batch) => {
+            let steps = &batch.steps;
             let mut v = vec!["RouteInfoManager#unRegisterBroker(Set) under one write lock, then cleanTopicByUnRegisterRequests:".to_string()];
             v.extend(steps.iter().map(|s| format!("  {s}")));
             v

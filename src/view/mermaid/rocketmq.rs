@@ -19,9 +19,10 @@ pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
             }
         }
         RmqNote::HeartbeatSent { .. } => d.routine(a, a, t, "QUERY_DATA_VERSION heartbeat to every name server"),
-        RmqNote::Registered { broker, first, new_channel, .. } if *first || *new_channel => {
+        RmqNote::Registered(r) if r.first || r.new_channel => {
+            let (broker, first) = (&r.broker, r.first);
             let what =
-                if *first { "first registration" } else { "re-registered on a new channel, old entry still there" };
+                if first { "first registration" } else { "re-registered on a new channel, old entry still there" };
             d.note(a, t, &format!("registerBroker {broker}: {what}"));
         }
         RmqNote::HeartbeatIgnored { broker } => {
@@ -44,7 +45,7 @@ pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
         }
         RmqNote::QueueFull { broker, .. } => d.note(a, t, &format!("queue full: {broker} dropped")),
         RmqNote::BatchTaken { size } => d.arrow(a, owner, "->>", t, &format!("unRegisterBroker(batch of {size})")),
-        RmqNote::BatchApplied { steps, .. } => d.note(a, t, &steps.join("<br/>")),
+        RmqNote::BatchApplied(batch) => d.note(a, t, &batch.steps.join("<br/>")),
         RmqNote::RouteChanged { topic, namesrv, brokers, .. } => {
             d.arrow(a, namesrv, "->>", t, &format!("GET_ROUTEINFO_BY_TOPIC {topic}"));
             d.arrow(namesrv, a, "-->>", t, &format!("route [{}]", brokers.join(", ")));

@@ -3,7 +3,7 @@
 //! membership per name server and per client.
 
 use super::model::{process, Builder};
-use crate::rocketmq::notes::RmqNote;
+use crate::rocketmq::notes::{Registration, RmqNote, UnregisterBatch};
 use crate::sim::clock::SimTime;
 use crate::sim::scenario::Scenario;
 
@@ -13,7 +13,8 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
     match n {
         RmqNote::RegisterSent { .. } => b.mark(a, t, "register", text.to_string()),
         RmqNote::HeartbeatSent { .. } => b.mark(a, t, "heartbeat", text.to_string()),
-        RmqNote::Registered { addr, cluster, broker_name, topics_updated, timeout, .. } => {
+        RmqNote::Registered(r) => {
+            let Registration { addr, cluster, broker_name, topics_updated, timeout, .. } = &**r;
             b.mark(a, t, "register", text.to_string());
             let broker = broker_label(s, cluster, addr);
             let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
@@ -28,7 +29,8 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
         RmqNote::ScanTick { .. } => b.mark(a, t, "scan", text.to_string()),
         RmqNote::Expired { .. } => b.mark(a, t, "expire", text.to_string()),
         RmqNote::BatchTaken { .. } => b.mark(a, t, "batch", text.to_string()),
-        RmqNote::BatchApplied { live_removed, queue_data_removed, .. } => {
+        RmqNote::BatchApplied(batch) => {
+            let UnregisterBatch { live_removed, queue_data_removed, .. } = &**batch;
             b.mark(a, t, "batch", text.to_string());
             for key in live_removed {
                 let (cluster, addr) = key.split_once('/').unwrap_or(("", key));
