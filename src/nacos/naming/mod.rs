@@ -42,7 +42,6 @@ use crate::nacos::types::{
 use crate::sim::clock::{SimDuration, SimTime};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hash;
 use std::sync::Arc;
 
 /// The maps a beat looks up: every beat finds its service, its client and its instance, and at
@@ -60,8 +59,8 @@ pub(crate) type PublishMap = indexmap::IndexMap<ServiceKey, Published, rustc_has
 
 /// A hash map's entries in key order — the order Java's output never promised, but ours must
 /// (same scenario, same trace).
-pub(crate) fn sorted<K: Ord + Hash, V>(map: &FastMap<K, V>) -> Vec<(&K, &V)> {
-    let mut entries: Vec<(&K, &V)> = map.iter().collect();
+pub(crate) fn sorted<'a, K: Ord + 'a, V: 'a>(entries: impl Iterator<Item = (&'a K, &'a V)>) -> Vec<(&'a K, &'a V)> {
+    let mut entries: Vec<(&K, &V)> = entries.collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     entries
 }
@@ -154,9 +153,7 @@ pub struct IpPortClient {
 impl IpPortClient {
     /// The instances this client publishes, in service order.
     pub fn published(&self) -> Vec<(&ServiceKey, &Published)> {
-        let mut entries: Vec<(&ServiceKey, &Published)> = self.publishers.iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        entries
+        sorted(self.publishers.iter())
     }
 }
 
@@ -282,7 +279,7 @@ impl NamingServer {
 
     /// Every `IpPortBasedClient`, sorted by id.
     pub fn clients(&self) -> impl Iterator<Item = (&ClientKey, &IpPortClient)> {
-        sorted(&self.clients).into_iter()
+        sorted(self.clients.iter()).into_iter()
     }
 
     pub fn client_count(&self) -> usize {
