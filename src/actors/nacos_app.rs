@@ -66,8 +66,7 @@ pub struct NacosApp {
     /// Kept sorted in a deque: a run is nearly always scheduled one period out, later than any
     /// already waiting, so it goes on the back, and runs come off the front in the order they
     /// were filed — no heap to sift, and memory read front to back.
-    due: VecDeque<(SimTime, u64, usize, TaskId)>,
-    scheduled: u64,
+    due: VecDeque<(SimTime, usize, TaskId)>,
     /// The instant the one wake-up timer is set for.
     armed: Option<SimTime>,
     /// Each instance's two beat requests, light and full, built once per chain: the query
@@ -94,7 +93,6 @@ impl NacosApp {
             registered,
             shutdown: None,
             due: VecDeque::new(),
-            scheduled: 0,
             armed: None,
             requests,
         }
@@ -116,8 +114,7 @@ impl NacosApp {
 
     fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
         let at = self.env.now() + delay;
-        self.scheduled += 1;
-        let run = (at, self.scheduled, idx, task);
+        let run = (at, idx, task);
         if self.due.back().is_none_or(|last| last.0 <= at) {
             self.due.push_back(run);
         } else {
@@ -300,7 +297,7 @@ impl Handler<Wake> for NacosApp {
         self.armed = None;
         let now = self.env.now();
         while self.due.front().is_some_and(|(t, ..)| *t <= now) {
-            let Some((_, _, idx, task)) = self.due.pop_front() else { break };
+            let Some((_, idx, task)) = self.due.pop_front() else { break };
             self.beat(idx, task, ctx);
         }
         self.arm(ctx);
