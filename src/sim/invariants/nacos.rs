@@ -52,7 +52,7 @@ pub struct NacosWatch {
     servers: BTreeMap<String, ServerFacts>,
     instances: BTreeMap<InstanceKey, InstanceFacts>,
     /// server → (service, client) → the last arrivals there, this incarnation of the server.
-    seen: BTreeMap<String, BTreeMap<(ServiceKey, ClientKey), Seen>>,
+    seen: BTreeMap<String, BTreeMap<InstanceKey, Seen>>,
     /// server → client → the last arrival of anything from that `ip:port`: never earlier than
     /// the client's `lastUpdatedTime`, which the cleaner reads.
     touched: BTreeMap<String, BTreeMap<ClientKey, SimTime>>,
@@ -144,8 +144,8 @@ impl NacosWatch {
     }
 
     /// What arrived at `server` from `client` for `service`.
-    fn seen_at(&self, server: &str, service: &ServiceKey, client: &ClientKey) -> Option<&Seen> {
-        self.seen.get(server)?.get(&(service.clone(), client.clone()))
+    fn seen_at(&self, server: &str, key: &InstanceKey) -> Option<&Seen> {
+        self.seen.get(server)?.get(key)
     }
 
     /// SIGTERM: the application deregisters its instances and exits.
@@ -175,19 +175,20 @@ impl NacosWatch {
         let mut out = Vec::new();
         match note {
             NacosNote::InstanceRegistered { service, client, .. } => {
-                self.published.entry(server.to_string()).or_default().insert((service.clone(), client.clone()));
+                per_server(&mut self.published, server).insert((service.clone(), client.clone()));
             }
             NacosNote::InstanceDeregistered { service, client } => {
-                self.unpublish(server, service, client);
+                self.unpublish(server, &(service.clone(), client.clone()));
             }
             NacosNote::Unhealthy { service, client, .. } => {
-                let limit = self.instances.get(&(service.clone(), client.clone())).map(|f| f.timeouts.beat);
-                out.extend(self.too_soon(now, server, service, client, limit, "unhealthy (UnhealthyInstanceChecker)"));
+                let key = (service.clone(), client.clone());
+                let what = "unhealthy (UnhealthyInstanceChecker)";
+                out.extend(self.too_soon(now, server, &key, |f| f.timeouts.beat, what));
             }
             NacosNote::Expired { service, client, .. } => {
-                let limit = self.instances.get(&(service.clone(), client.clone())).map(|f| f.timeouts.delete);
-                out.extend(self.too_soon(now, server, service, client, limit, "deleted (ExpiredInstanceChecker)"));
-                self.unpublish(server, service, client);
+                let key = (service.clone(), client.clone());
+                out.extend(self.too_soon(now, server, &key, |f| f.timeouts.delete, "deleted (ExpiredInstanceChecker)"));
+                self.unpublish(server, &key);
             }
             NacosNote::ClientRemoved { client, .. } => {
                 let gone: Vec<InstanceKey> = self
@@ -195,10 +196,10 @@ impl NacosWatch {
                     .get(server)
                     .map(|p| p.iter().filter(|(_, c)| c == client).cloned().collect())
                     .unwrap_or_default();
-                for (service, client) in gone {
-                    let limit = Some(expired_time.millis() as i64);
-                    out.extend(self.too_soon(now, server, &service, &client, limit, "removed (ExpiredClientCleaner)"));
-                    self.unpublish(server, &service, &client);
+                let limit = |_: &InstanceFacts| expired_time.millis() as i64;
+                for key in gone {
+                    out.extend(self.too_soon(now, server, &key, limit, "removed (ExpiredClientCleaner)"));
+                    self.unpublish(server, &key);
                 }
             }
             _ => {}
@@ -206,26 +207,26 @@ impl NacosWatch {
         out
     }
 
-    fn unpublish(&mut self, server: &str, service: &ServiceKey, client: &ClientKey) {
+    fn unpublish(&mut self, server: &str, key: &InstanceKey) {
         if let Some(p) = self.published.get_mut(server) {
-            p.remove(&(service.clone(), client.clone()));
+            p.remove(key);
         }
     }
 
     /// `nacos_stays_healthy` for one instance marked at `now`: nothing may have arrived from it
-    /// within `limit` before.
+    /// within its `limit` before.
     fn too_soon(
         &self,
         now: SimTime,
         server: &str,
-        service: &ServiceKey,
-        client: &ClientKey,
-        limit: Option<i64>,
+        key: &InstanceKey,
+        limit: impl Fn(&InstanceFacts) -> i64,
         what: &str,
     ) -> Option<(Invariant, String)> {
-        let facts = self.instances.get(&(service.clone(), client.clone()))?;
-        let limit = limit?;
-        let seen = self.seen_at(server, service, client);
+        let facts = self.instances.get(key)?;
+        let limit = limit(facts);
+        let (service, client) = key;
+        let seen = self.seen_at(server, key);
         let last = seen.and_then(|s| s.before(now));
         if last.is_some_and(|last| !premature(now, last, limit)) {
             return None;
@@ -276,9 +277,13 @@ impl NacosWatch {
     /// `nacos_bounded_expiry` on one server: the first instance held past its deadline.
     fn bounded(&self, now: SimTime, server: &str, facts: &ServerFacts, core: &NamingServer) -> Option<String> {
         let resumed = self.server_resumed.get(server).copied();
-        for ((service, client), i) in &self.instances {
+        // An instance nothing ever arrived from has no deadline here.
+        let seen_here = self.seen.get(server)?;
+        let touched_here = self.touched.get(server);
+        for (key, i) in &self.instances {
+            let (service, client) = key;
             let Some(p) = core.instance(service, client) else { continue };
-            let Some(seen) = self.seen_at(server, service, client) else { continue };
+            let Some(seen) = seen_here.get(key) else { continue };
             if i.timeouts.skip {
                 continue;
             }
@@ -287,7 +292,7 @@ impl NacosWatch {
             let absent_by = if facts.expire_instance {
                 acted_by(last, i.timeouts.delete, resumed)
             } else {
-                let touched = self.touched.get(server).and_then(|t| t.get(client)).copied().unwrap_or(last);
+                let touched = touched_here.and_then(|t| t.get(client)).copied().unwrap_or(last);
                 acted_by(touched, facts.client_expired_time.millis() as i64, resumed)
             };
             // This runs for every instance at every instant: the text is built only for a violation.
@@ -328,7 +333,8 @@ impl NacosWatch {
         quiet: Quiet,
     ) -> Vec<String> {
         let mut diffs = Vec::new();
-        for ((service, client), i) in &self.instances {
+        for (key, i) in &self.instances {
+            let (service, client) = key;
             let running = states.get(&i.app) == Some(&ProcState::Running) && !self.stopping.contains(&i.app);
             if i.servers != [server] || !running {
                 continue;
@@ -346,7 +352,7 @@ impl NacosWatch {
                 None => "absent",
             };
             if now > by {
-                let last = self.seen_at(server, service, client).map(|s| s.last);
+                let last = self.seen_at(server, key).map(|s| s.last);
                 let last = last.map_or("never".to_string(), |t| t.to_string());
                 diffs.push(format!(
                     "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + slowest link {} + \
