@@ -208,23 +208,29 @@ pub fn render(title: &str, moments: &[Moment], from: SimTime) -> String {
 /// The rows before (`-` marks one that left or changed) and after (`+` one that arrived or
 /// changed). A refresh shows as `-`/`+` only when nothing but its timestamp moved.
 fn write_change(out: &mut String, c: &TableChange) {
-    let after_shapes: Vec<String> = c.after.iter().map(|l| shape(l)).collect();
-    let before_shapes: Vec<String> = c.before.iter().map(|l| shape(l)).collect();
     let refresh = c.before.len() == 1 && c.after.len() == 1 && c.before != c.after;
-    let _ = writeln!(out, "    {} before:", c.server);
-    for l in &c.before {
-        let mark = if after_shapes.contains(&shape(l)) && !refresh { ' ' } else { '-' };
+    write_side(out, &c.server, "before", &c.before, &c.after, refresh, '-');
+    write_side(out, &c.server, "after", &c.after, &c.before, refresh, '+');
+}
+
+/// One side of a change: its rows, `mark`ed unless a row of the same shape is on the `other`
+/// side (and the change is not a lone refresh).
+fn write_side(
+    out: &mut String,
+    server: &str,
+    side: &str,
+    rows: &[String],
+    other: &[String],
+    refresh: bool,
+    mark: char,
+) {
+    let other: Vec<String> = other.iter().map(|l| shape(l)).collect();
+    let _ = writeln!(out, "    {server} {side}:");
+    for l in rows {
+        let mark = if other.contains(&shape(l)) && !refresh { ' ' } else { mark };
         let _ = writeln!(out, "      {mark} {l}");
     }
-    if c.before.is_empty() {
-        let _ = writeln!(out, "        (empty)");
-    }
-    let _ = writeln!(out, "    {} after:", c.server);
-    for l in &c.after {
-        let mark = if before_shapes.contains(&shape(l)) && !refresh { ' ' } else { '+' };
-        let _ = writeln!(out, "      {mark} {l}");
-    }
-    if c.after.is_empty() {
+    if rows.is_empty() {
         let _ = writeln!(out, "        (empty)");
     }
 }
