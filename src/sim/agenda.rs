@@ -62,9 +62,10 @@ impl<E> Agenda<E> {
         Some((at, entry))
     }
 
-    /// How many entries are left in the earliest instant's bucket.
-    pub fn first_bucket_len(&self) -> usize {
-        self.buckets.first_key_value().map_or(0, |(_, bucket)| bucket.len())
+    /// How many entries are still due at or before `now` in the earliest instant's bucket (none
+    /// once that bucket is a later instant's).
+    pub fn due_len(&self, now: SimTime) -> usize {
+        self.buckets.first_key_value().filter(|(at, _)| **at <= now).map_or(0, |(_, bucket)| bucket.len())
     }
 
     pub fn len(&self) -> usize {
@@ -92,6 +93,18 @@ mod tests {
             out.push(e);
         }
         assert_eq!(out, ["first", "second", "middle", "late"]);
+    }
+
+    #[test]
+    fn due_len_counts_only_what_is_due_now() {
+        let mut a = Agenda::default();
+        a.push(SimTime(1), 'a');
+        a.push(SimTime(1), 'b');
+        a.push(SimTime(2), 'c');
+        assert_eq!(a.due_len(SimTime(1)), 2);
+        a.pop_due(SimTime(1));
+        a.pop_due(SimTime(1));
+        assert_eq!(a.due_len(SimTime(1)), 0, "the next bucket is a later instant's");
     }
 
     #[test]

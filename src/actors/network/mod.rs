@@ -353,7 +353,7 @@ impl Net {
                     if let Some(packet) = accepted {
                         self.note_arrival(now, &packet);
                         let k = self.0.borrow();
-                        batches.gather(packet, &k.endpoints, k.agenda.first_bucket_len());
+                        batches.gather(packet, &k.endpoints, k.agenda.due_len(now));
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
