@@ -5,7 +5,7 @@
 
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
-use crate::sim::network::ConnectFailure;
+use crate::sim::network::{ConnectFailure, Miss};
 use serde::Serialize;
 use std::fmt;
 
@@ -85,7 +85,7 @@ impl fmt::Display for FaultNote {
     }
 }
 
-/// Why the network did not deliver a packet.
+/// Why a UDP datagram did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DropReason {
@@ -93,18 +93,86 @@ pub enum DropReason {
     Lost,
     /// A partition or one-way block.
     Cut,
-    /// Nobody at the destination (host down).
+    /// Nobody at the destination (host down, or the host died while it was in flight).
     NoHost,
+    /// The host is up but no process listens on the port (ICMP port unreachable, ignored).
+    NoListener,
+}
+
+impl From<Miss> for DropReason {
+    fn from(m: Miss) -> Self {
+        match m {
+            Miss::Lost => DropReason::Lost,
+            Miss::Cut => DropReason::Cut,
+            Miss::NoHost => DropReason::NoHost,
+        }
+    }
+}
+
+impl DropReason {
+    fn text(self) -> &'static str {
+        match self {
+            DropReason::Lost => "lost on the link",
+            DropReason::Cut => "link is cut",
+            DropReason::NoHost => "host is down",
+            DropReason::NoListener => "nothing listens there",
+        }
+    }
+}
+
+/// What became of the FIN a close sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinNote {
+    /// On its way: the peer will see the close.
+    Sent,
+    /// Lost (the reason given); the kernel retransmits it until its orphan budget runs out.
+    Lost(DropReason),
+    /// Queued behind data still being retransmitted.
+    Queued,
+    /// The peer had closed its end already.
+    Unheard,
 }
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum NetNote {
+    /// A UDP datagram that did not arrive (UDP never retransmits).
     Dropped {
         from: String,
         to: String,
         msg: &'static str,
         reason: DropReason,
+    },
+    /// A TCP segment that did not arrive this time. The sender's kernel retransmits it at
+    /// `retry_at`; `attempt` 0 is the original transmission.
+    Lost {
+        channel: ChannelId,
+        from: String,
+        to: String,
+        msg: &'static str,
+        reason: DropReason,
+        attempt: u32,
+        retry_at: SimTime,
+    },
+    /// A retransmission got through, with the `segments` that waited behind it.
+    Retransmitted {
+        channel: ChannelId,
+        from: String,
+        to: String,
+        attempt: u32,
+        waited: SimDuration,
+        segments: usize,
+    },
+    /// The kernel gave up on a connection's unacknowledged data: `tcp_retries2` on an open
+    /// connection (its end is reset), or `tcp_orphan_retries` on a socket already closed.
+    GaveUp {
+        channel: ChannelId,
+        from: String,
+        to: String,
+        segments: usize,
+        waited: SimDuration,
+        orphan: bool,
     },
     ConnectFailed {
         from: String,
@@ -112,13 +180,13 @@ pub enum NetNote {
         msg: &'static str,
         reason: ConnectFailure,
     },
-    /// `by` closed its end of the channel; `fin` says whether the peer will hear of it.
+    /// `by` closed its end of the channel; `fin` says whether and how the peer will hear of it.
     Closed {
         channel: ChannelId,
         by: String,
         peer: String,
         reason: &'static str,
-        fin: bool,
+        fin: FinNote,
     },
     /// A packet hit an end that was closed: the sender gets an RST.
     Reset {
@@ -140,8 +208,10 @@ pub enum NetNote {
 }
 
 impl NetNote {
+    /// Opening a channel, and every retransmission after the first loss, are routine: the
+    /// timeline shows the loss, and then whether it got through or the kernel gave up.
     fn is_routine(&self) -> bool {
-        matches!(self, NetNote::Opened { .. })
+        matches!(self, NetNote::Opened { .. } | NetNote::Lost { attempt: 1.., .. })
     }
 }
 
@@ -149,13 +219,31 @@ impl fmt::Display for NetNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NetNote::Dropped { from, to, msg, reason } => {
-                let why = match reason {
-                    DropReason::Lost => "lost on the link",
-                    DropReason::Cut => "link is cut",
-                    DropReason::NoHost => "host is down",
-                };
-                write!(f, "{msg} {from} -> {to} dropped: {why}")
+                write!(f, "{msg} {from} -> {to} dropped ({}): UDP does not retransmit", reason.text())
             }
+            NetNote::Lost { channel, from, to, msg, reason, attempt: 0, retry_at } => {
+                write!(f, "{msg} {from} -> {to} on {channel} lost ({}); TCP retransmits at {retry_at}", reason.text())
+            }
+            NetNote::Lost { channel, from, to, msg, reason, attempt, retry_at } => write!(
+                f,
+                "retransmission {attempt} of {msg} {from} -> {to} on {channel} lost ({}); next at {retry_at}",
+                reason.text()
+            ),
+            NetNote::Retransmitted { channel, from, to, attempt, waited, segments } => {
+                let behind = match segments {
+                    1 => String::new(),
+                    n => format!(", with {} segments queued behind it", n - 1),
+                };
+                write!(f, "{channel} {from} -> {to}: retransmission {attempt} got through after {waited}{behind}")
+            }
+            NetNote::GaveUp { channel, from, to, segments, waited, orphan: true } => write!(
+                f,
+                "{channel} {from} -> {to}: the closed socket gave up after {waited} (tcp_orphan_retries); {segments} segments never arrive"
+            ),
+            NetNote::GaveUp { channel, from, to, segments, waited, orphan: false } => write!(
+                f,
+                "{channel} {from} -> {to}: connection timed out after {waited} of retransmissions (tcp_retries2); {segments} segments never arrive, {from}'s end is reset"
+            ),
             NetNote::ConnectFailed { from, to, msg, reason } => {
                 let why = match reason {
                     ConnectFailure::Refused => "connection refused (nothing listening)",
@@ -164,7 +252,12 @@ impl fmt::Display for NetNote {
                 write!(f, "{msg} {from} -> {to} failed: {why}")
             }
             NetNote::Closed { channel, by, peer, reason, fin } => {
-                let heard = if *fin { "FIN sent" } else { "peer will not hear it" };
+                let heard = match fin {
+                    FinNote::Sent => "FIN sent".to_string(),
+                    FinNote::Lost(r) => format!("FIN lost ({}), the kernel retransmits it", r.text()),
+                    FinNote::Queued => "FIN queued behind unacknowledged data".to_string(),
+                    FinNote::Unheard => "the peer had closed already".to_string(),
+                };
                 write!(f, "{channel} {by}<->{peer} closed by {by} ({reason}); {heard}")
             }
             NetNote::Reset { channel, from, to, msg } => {

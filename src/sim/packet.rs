@@ -48,6 +48,8 @@ pub enum CloseKind {
     Reset,
     /// Netty's `IdleStateHandler` closed it after no I/O for the idle time.
     Idle,
+    /// The kernel gave up retransmitting (`tcp_retries2`): the read fails with ETIMEDOUT.
+    TimedOut,
 }
 
 #[derive(Debug)]

@@ -1,15 +1,17 @@
 //! The network actor's state and its verdicts on each agenda entry: who receives a packet,
-//! which timers still belong to a live process, how a close reaches the other end.
+//! which timers still belong to a live process, how a close reaches the other end, what a
+//! retransmission timer finds.
 
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
-use crate::sim::network::{Arrival, NetCore, ProcState, SendOutcome};
-use crate::sim::notes::{DropReason, NetNote, What};
+use crate::sim::network::{Arrival, FinFate, IdleCheck, NetCore, ProcState, Retransmission, Seg, SendOutcome};
+use crate::sim::notes::{DropReason, FinNote, NetNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Notice, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -18,10 +20,33 @@ use tokio::time::Instant;
 
 /// One agenda entry.
 pub(super) enum Due {
+    /// A TCP segment reaches its destination's kernel.
     Deliver(Packet),
-    Notice { to: NodeId, epoch: u32, notice: Notice },
-    Timer { owner: NodeId, epoch: u32, id: u64, fire: Box<dyn FnOnce()> },
-    IdleCheck { channel: ChannelId, server: NodeId },
+    /// A UDP datagram reaches its destination's kernel.
+    Datagram(Packet),
+    Notice {
+        to: NodeId,
+        epoch: u32,
+        notice: Notice,
+    },
+    Timer {
+        owner: NodeId,
+        epoch: u32,
+        id: u64,
+        fire: Box<dyn FnOnce()>,
+    },
+    /// Netty's `IdleStateHandler` on `node`'s end: a timer of that process, so it waits while
+    /// the process is stopped.
+    IdleCheck {
+        channel: ChannelId,
+        node: NodeId,
+        epoch: u32,
+    },
+    /// A stream's retransmission timer, run by the sender's kernel whatever its process does.
+    Retransmit {
+        channel: ChannelId,
+        dir: usize,
+    },
 }
 
 pub(super) struct Kernel {
@@ -30,7 +55,10 @@ pub(super) struct Kernel {
     pub(super) rng: SimRng,
     pub(super) endpoints: Vec<Option<Recipient<super::Packets>>>,
     pub(super) parked: BTreeMap<NodeId, Vec<Due>>,
+    /// Each node's Netty idle time (server or client side), if it closes idle channels.
     pub(super) idle_timeout: BTreeMap<NodeId, SimDuration>,
+    /// Segments the network holds for retransmission, by message id.
+    pub(super) held: FxHashMap<MsgId, Packet>,
     pub(super) cancelled: BTreeSet<u64>,
     pub(super) next_msg: MsgId,
     pub(super) next_timer: u64,
@@ -66,36 +94,71 @@ impl Kernel {
         (self.core.name(a).to_string(), self.core.name(b).to_string())
     }
 
+    fn epoch(&self, node: NodeId) -> u32 {
+        self.core.proc(node).epoch
+    }
+
+    /// A process's segments that will never be sent: forget their bodies.
+    pub(super) fn forget(&mut self, segs: Vec<Seg>) {
+        for seg in segs {
+            if let Seg::Data(id) = seg {
+                self.held.remove(&id);
+            }
+        }
+    }
+
+    pub(super) fn next_id(&mut self) -> MsgId {
+        self.next_msg += 1;
+        self.next_msg
+    }
+
+    /// A new channel: both ends' idle timers start when the handshake completes.
+    fn opened(&mut self, now: SimTime, channel: ChannelId, client: NodeId, server: NodeId) {
+        let (c, s) = self.names(client, server);
+        self.note(now, NetNote::Opened { channel, client: c, server: s });
+        let connected = self.core.channel(channel).map_or(now, |c| c.connected_at);
+        for node in [client, server] {
+            if let Some(idle) = self.idle_timeout.get(&node).copied() {
+                let epoch = self.epoch(node);
+                self.push(connected + idle, Due::IdleCheck { channel, node, epoch });
+            }
+        }
+    }
+
     pub(super) fn apply_send(
         &mut self,
         now: SimTime,
+        id: MsgId,
         from: NodeId,
         to: NodeId,
         outcome: SendOutcome,
         body: Body,
     ) -> MsgId {
-        self.next_msg += 1;
-        let id = self.next_msg;
         let msg = body.kind();
         match outcome {
             SendOutcome::Deliver { channel, at, opened } => {
                 if opened {
-                    let (client, server) = self.names(from, to);
-                    self.note(now, NetNote::Opened { channel, client, server });
-                    if let Some(idle) = self.idle_timeout.get(&to).copied() {
-                        self.push(now + idle, Due::IdleCheck { channel, server: to });
-                    }
+                    self.opened(now, channel, from, to);
                 }
                 self.push(at, Due::Deliver(Packet { id, from, to, channel, body }));
             }
-            SendOutcome::Lost { .. } | SendOutcome::Cut { .. } => {
-                let reason =
-                    if matches!(outcome, SendOutcome::Lost { .. }) { DropReason::Lost } else { DropReason::Cut };
-                let (from, to) = self.names(from, to);
-                self.note(now, NetNote::Dropped { from, to, msg, reason });
+            SendOutcome::Held { channel, opened, miss, retransmit_at } => {
+                if opened {
+                    self.opened(now, channel, from, to);
+                }
+                self.held.insert(id, Packet { id, from, to, channel, body });
+                if let Some(at) = retransmit_at {
+                    let dir = self.core.direction(channel, from);
+                    self.push(at, Due::Retransmit { channel, dir });
+                }
+                if let (Some(miss), Some(retry_at)) = (miss, retransmit_at) {
+                    let (from, to) = self.names(from, to);
+                    let reason = DropReason::from(miss);
+                    self.note(now, NetNote::Lost { channel, from, to, msg, reason, attempt: 0, retry_at });
+                }
             }
             SendOutcome::ConnectFailed { at, reason } => {
-                let epoch = self.core.proc(from).epoch;
+                let epoch = self.epoch(from);
                 let notice = Notice::SendFailed { msg: id, to, reason };
                 self.push(at, Due::Notice { to: from, epoch, notice });
                 let (f, t) = self.names(from, to);
@@ -106,6 +169,13 @@ impl Kernel {
         id
     }
 
+    /// A FIN that reaches `to` at `at` tells its application the channel closed.
+    fn fin_arrives(&mut self, at: SimTime, channel: ChannelId, from: NodeId, to: NodeId) {
+        let epoch = self.epoch(to);
+        let notice = Notice::ChannelClosed { channel, peer: from, kind: CloseKind::Fin };
+        self.push(at, Due::Notice { to, epoch, notice });
+    }
+
     pub(super) fn close(
         &mut self,
         now: SimTime,
@@ -114,17 +184,73 @@ impl Kernel {
         reason: &'static str,
         kind: CloseKind,
     ) {
-        let Some(fin) = self.core.close(now, channel, by) else { return };
-        let (by_name, peer_name) = self.names(by, fin.peer);
-        self.note(now, NetNote::Closed { channel, by: by_name, peer: peer_name, reason, fin: fin.arrives.is_some() });
+        let Some(closing) = self.core.close(now, channel, by, &mut self.rng) else { return };
+        let fin = match closing.fin {
+            FinFate::Arrives(at) => {
+                self.fin_arrives(at, channel, by, closing.peer);
+                FinNote::Sent
+            }
+            FinFate::Held { miss, retransmit_at } => {
+                if let Some(at) = retransmit_at {
+                    let dir = self.core.direction(channel, by);
+                    self.push(at, Due::Retransmit { channel, dir });
+                }
+                miss.map_or(FinNote::Queued, |m| FinNote::Lost(m.into()))
+            }
+            FinFate::Unheard => FinNote::Unheard,
+        };
+        let (by_name, peer_name) = self.names(by, closing.peer);
+        self.note(now, NetNote::Closed { channel, by: by_name, peer: peer_name, reason, fin });
         // Netty fires channelInactive on the closing side as well.
-        let epoch = self.core.proc(by).epoch;
-        let local = Notice::ChannelClosed { channel, peer: fin.peer, kind };
+        let epoch = self.epoch(by);
+        let local = Notice::ChannelClosed { channel, peer: closing.peer, kind };
         self.push(now, Due::Notice { to: by, epoch, notice: local });
-        if let Some(at) = fin.arrives {
-            let epoch = self.core.proc(fin.peer).epoch;
-            let remote = Notice::ChannelClosed { channel, peer: by, kind: CloseKind::Fin };
-            self.push(at, Due::Notice { to: fin.peer, epoch, notice: remote });
+    }
+
+    /// A stream's retransmission timer fired.
+    pub(super) fn retransmit(&mut self, now: SimTime, channel: ChannelId, dir: usize) {
+        match self.core.retransmit(now, channel, dir, &mut self.rng) {
+            Retransmission::Idle => {}
+            Retransmission::Failed { from, to, head, miss, attempt, next } => {
+                self.push(next, Due::Retransmit { channel, dir });
+                let msg = match head {
+                    Seg::Data(id) => self.held.get(&id).map_or("segment", |p| p.body.kind()),
+                    Seg::Fin => "FIN",
+                };
+                let (from, to) = self.names(from, to);
+                let reason = DropReason::from(miss);
+                self.note(now, NetNote::Lost { channel, from, to, msg, reason, attempt, retry_at: next });
+            }
+            Retransmission::Delivered { from, to, segs, attempt, waited, again } => {
+                let segments = segs.len();
+                for (seg, at) in segs {
+                    match seg {
+                        Seg::Data(id) => {
+                            if let Some(packet) = self.held.remove(&id) {
+                                self.push(at, Due::Deliver(packet));
+                            }
+                        }
+                        Seg::Fin => self.fin_arrives(at, channel, from, to),
+                    }
+                }
+                if let Some(at) = again {
+                    self.push(at, Due::Retransmit { channel, dir });
+                }
+                let (from, to) = self.names(from, to);
+                self.note(now, NetNote::Retransmitted { channel, from, to, attempt, waited, segments });
+            }
+            Retransmission::GaveUp { from, to, segs, orphan, waited } => {
+                let segments = segs.len();
+                self.forget(segs);
+                if !orphan {
+                    // The application's read fails with ETIMEDOUT: its channel closes.
+                    let epoch = self.epoch(from);
+                    let notice = Notice::ChannelClosed { channel, peer: to, kind: CloseKind::TimedOut };
+                    self.push(now, Due::Notice { to: from, epoch, notice });
+                }
+                let (from, to) = self.names(from, to);
+                self.note(now, NetNote::GaveUp { channel, from, to, segments, waited, orphan });
+            }
         }
     }
 
@@ -162,13 +288,19 @@ impl Kernel {
                 let (from, to) = self.names(packet.from, packet.to);
                 let msg = packet.body.kind();
                 self.note(now, NetNote::Reset { channel: packet.channel, from, to, msg });
-                // The RST travels back; the sender's end closes when it arrives.
-                if self.core.peer_closed(packet.channel, packet.from) {
-                    let at = now + self.core.rules.params(packet.to, packet.from).latency;
-                    let epoch = self.core.proc(packet.from).epoch;
-                    let notice =
-                        Notice::ChannelClosed { channel: packet.channel, peer: packet.to, kind: CloseKind::Reset };
-                    self.push(at, Due::Notice { to: packet.from, epoch, notice });
+                // The RST travels back (it is not retransmitted: across a cut it is lost, and
+                // the sender's end stays open until its own timeout). Its end closes when it
+                // arrives.
+                if self.core.rules.reachable(packet.to, packet.from) {
+                    let (was_open, dropped) = self.core.peer_closed(packet.channel, packet.from);
+                    self.forget(dropped);
+                    if was_open {
+                        let at = now + self.core.rules.params(packet.to, packet.from).latency;
+                        let epoch = self.epoch(packet.from);
+                        let notice =
+                            Notice::ChannelClosed { channel: packet.channel, peer: packet.to, kind: CloseKind::Reset };
+                        self.push(at, Due::Notice { to: packet.from, epoch, notice });
+                    }
                 }
                 None
             }
@@ -181,14 +313,38 @@ impl Kernel {
         }
     }
 
-    pub(super) fn admit_notice(&mut self, _now: SimTime, to: NodeId, epoch: u32, notice: Notice) -> Option<Packet> {
-        let (state, current_epoch) = (self.core.proc(to).state, self.core.proc(to).epoch);
+    /// A datagram reaching its destination: taken if someone listens, buffered while the
+    /// process is stopped.
+    pub(super) fn arrive_datagram(&mut self, now: SimTime, packet: Packet) -> Option<Packet> {
+        let p = self.core.proc(packet.to);
+        match p.state {
+            ProcState::Running if self.endpoints[packet.to.0 as usize].is_some() => Some(packet),
+            ProcState::Hung => {
+                self.parked.entry(packet.to).or_default().push(Due::Datagram(packet));
+                None
+            }
+            _ => {
+                let reason = if p.host_up { DropReason::NoListener } else { DropReason::NoHost };
+                let (from, to) = self.names(packet.from, packet.to);
+                self.note(now, NetNote::Dropped { from, to, msg: packet.body.kind(), reason });
+                None
+            }
+        }
+    }
+
+    pub(super) fn admit_notice(&mut self, to: NodeId, epoch: u32, notice: Notice) -> Option<Packet> {
+        let (state, current_epoch) = (self.core.proc(to).state, self.epoch(to));
         if current_epoch != epoch || state == ProcState::Down {
             return None;
         }
         if let Notice::ChannelClosed { channel, kind: CloseKind::Fin, .. } = notice {
-            // The FIN closes this end too (the application sees channelInactive).
-            self.core.peer_closed(channel, to);
+            // The FIN closes this end too (the application sees channelInactive) — unless this
+            // end had closed already, in which case nobody is left to see it.
+            let (was_open, dropped) = self.core.peer_closed(channel, to);
+            self.forget(dropped);
+            if !was_open {
+                return None;
+            }
         }
         if state == ProcState::Hung {
             // Parked as a notice, not as a packet: a connect failure has no channel for
@@ -204,17 +360,22 @@ impl Kernel {
         self.endpoints[to.0 as usize].is_some().then_some(packet)
     }
 
-    pub(super) fn idle_check(&mut self, now: SimTime, channel: ChannelId, server: NodeId) {
-        let Some(idle) = self.idle_timeout.get(&server).copied() else { return };
-        let Some(c) = self.core.channel(channel) else { return };
-        if !c.is_open_at(server) {
+    /// `node`'s idle timer on `channel`: close it if nothing was read or written for the idle
+    /// time, else look again when that would be.
+    pub(super) fn idle_check(&mut self, now: SimTime, channel: ChannelId, node: NodeId, epoch: u32) {
+        let p = self.core.proc(node);
+        if p.epoch != epoch || p.state == ProcState::Down {
             return;
         }
-        let quiet_until = c.last_io + idle;
-        if now >= quiet_until {
-            self.close(now, server, channel, "idle", CloseKind::Idle);
-        } else {
-            self.push(quiet_until, Due::IdleCheck { channel, server });
+        if p.state == ProcState::Hung {
+            self.parked.entry(node).or_default().push(Due::IdleCheck { channel, node, epoch });
+            return;
+        }
+        let Some(idle) = self.idle_timeout.get(&node).copied() else { return };
+        match self.core.idle_check(now, channel, node, idle) {
+            IdleCheck::Gone => {}
+            IdleCheck::Fire => self.close(now, node, channel, "idle", CloseKind::Idle),
+            IdleCheck::Later(at) => self.push(at, Due::IdleCheck { channel, node, epoch }),
         }
     }
 }

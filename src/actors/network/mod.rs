@@ -21,7 +21,7 @@ use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::invariants::Arrival;
-use crate::sim::network::{LinkRules, NetCore, ProcState};
+use crate::sim::network::{Datagram, LinkRules, NetCore, ProcState, Seg};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
@@ -29,6 +29,7 @@ use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use batches::Batches;
 use kernel::{Due, Kernel};
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -94,6 +95,7 @@ impl Net {
             endpoints: Vec::new(),
             parked: BTreeMap::new(),
             idle_timeout: BTreeMap::new(),
+            held: FxHashMap::default(),
             cancelled: BTreeSet::new(),
             next_msg: 0,
             next_timer: 0,
@@ -144,9 +146,10 @@ impl Net {
         f(&mut self.0.borrow_mut().core.rules)
     }
 
-    /// A server that closes channels idle for `timeout` (Netty's `IdleStateHandler` ALL_IDLE).
-    pub fn set_idle_timeout(&self, server: NodeId, timeout: SimDuration) {
-        self.0.borrow_mut().idle_timeout.insert(server, timeout);
+    /// A process that closes its end of any channel idle for `timeout` (Netty's
+    /// `IdleStateHandler(0, 0, timeout)`, ALL_IDLE), server or client side.
+    pub fn set_idle_timeout(&self, node: NodeId, timeout: SimDuration) {
+        self.0.borrow_mut().idle_timeout.insert(node, timeout);
     }
 
     /// Starts (or restarts) `node`; `endpoint` receives its packets (`None` for a process that
@@ -183,10 +186,10 @@ impl Net {
 
     /// Stops `node`. Its timers and buffered input die with it.
     pub fn stop_process(&self, node: NodeId, how: Stop) {
-        let now = self.now();
         let channels = self.0.borrow().core.open_channels_of(node);
         if how != Stop::HostDown {
-            // The OS closes whatever sockets the process still holds.
+            // The OS closes whatever sockets the process still holds: each FIN queues behind
+            // what the process wrote, and the kernel keeps retransmitting both (orphans).
             let reason = if how == Stop::Kill { "process killed" } else { "process exited" };
             for ch in &channels {
                 self.close(node, *ch, reason);
@@ -194,10 +197,10 @@ impl Net {
         }
         let mut k = self.0.borrow_mut();
         if how == Stop::HostDown {
-            // The dead host's own ends are gone without a FIN: peers keep them half-open.
-            for ch in channels {
-                let _ = k.core.close(now, ch, node);
-            }
+            // The dead host's ends, and its kernel's retransmissions, are gone without a FIN:
+            // peers keep their ends half-open.
+            let dropped = k.core.host_down(node);
+            k.forget(dropped);
         }
         k.core.set_state(node, ProcState::Down, how != Stop::HostDown);
         k.endpoints[node.0 as usize] = None;
@@ -230,7 +233,10 @@ impl Net {
         k.core.set_state(node, ProcState::Running, true);
         let parked = k.parked.remove(&node).unwrap_or_default();
         let entries = parked.len();
-        for due in parked {
+        // Netty's event loop reads the sockets before it runs its due tasks, so buffered input
+        // counts as I/O before any idle timer looks.
+        let (idle, rest): (Vec<Due>, Vec<Due>) = parked.into_iter().partition(|d| matches!(d, Due::IdleCheck { .. }));
+        for due in rest.into_iter().chain(idle) {
             k.agenda.push(now, due);
         }
         k.wake_if_earlier(now);
@@ -245,8 +251,9 @@ impl Net {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let k = &mut *k;
-        let outcome = k.core.send(now, from, to, &mut k.rng);
-        k.apply_send(now, from, to, outcome, body)
+        let id = k.next_id();
+        let outcome = k.core.send(now, from, to, Seg::Data(id), &mut k.rng);
+        k.apply_send(now, id, from, to, outcome, body)
     }
 
     /// Sends on a known channel (a reply). Silently nothing if `from` already closed it.
@@ -255,8 +262,29 @@ impl Net {
         let mut k = self.0.borrow_mut();
         let k = &mut *k;
         let Some(to) = k.core.channel(channel).map(|c| c.peer_of(from)) else { return 0 };
-        let outcome = k.core.send_on(now, channel, from, &mut k.rng);
-        k.apply_send(now, from, to, outcome, body)
+        let id = k.next_id();
+        let outcome = k.core.send_on(now, channel, from, Seg::Data(id), &mut k.rng);
+        k.apply_send(now, id, from, to, outcome, body)
+    }
+
+    /// Sends one UDP datagram: no connection, no retransmission; lost is lost.
+    pub fn send_datagram(&self, from: NodeId, to: NodeId, body: Body) -> MsgId {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        let k = &mut *k;
+        let id = k.next_id();
+        match k.core.datagram(now, from, to, &mut k.rng) {
+            Datagram::Arrives(at) => {
+                let packet = Packet { id, from, to, channel: ChannelId(0), body };
+                k.push(at, Due::Datagram(packet));
+            }
+            Datagram::Dropped(miss) => {
+                let (f, t) = k.names(from, to);
+                let msg = body.kind();
+                k.note(now, NetNote::Dropped { from: f, to: t, msg, reason: miss.into() });
+            }
+        }
+        id
     }
 
     /// The channel `client` currently uses to reach `server`.
@@ -356,13 +384,20 @@ impl Net {
                         batches.gather(packet, &k.endpoints, k.agenda.due_len(now));
                     }
                 }
-                Due::Notice { to, epoch, notice } => {
-                    let accepted = self.0.borrow_mut().admit_notice(now, to, epoch, notice);
+                Due::Datagram(packet) => {
+                    let accepted = self.0.borrow_mut().arrive_datagram(now, packet);
                     if let Some(packet) = accepted {
                         batches.gather(packet, &self.0.borrow().endpoints, 0);
                     }
                 }
-                Due::IdleCheck { channel, server } => self.0.borrow_mut().idle_check(now, channel, server),
+                Due::Notice { to, epoch, notice } => {
+                    let accepted = self.0.borrow_mut().admit_notice(to, epoch, notice);
+                    if let Some(packet) = accepted {
+                        batches.gather(packet, &self.0.borrow().endpoints, 0);
+                    }
+                }
+                Due::IdleCheck { channel, node, epoch } => self.0.borrow_mut().idle_check(now, channel, node, epoch),
+                Due::Retransmit { channel, dir } => self.0.borrow_mut().retransmit(now, channel, dir),
             }
         }
         batches.flush_all();

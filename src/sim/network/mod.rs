@@ -1,27 +1,37 @@
-//! The network model, pure: processes, TCP channels and what happens to each packet.
+//! The network model, pure: processes, TCP connections, UDP datagrams, and the fate of each.
 //!
-//! The network actor (`crate::actors::network`) asks this model for a verdict on every send and
-//! every arrival and turns the verdict into agenda entries. The model owns the things that make
-//! RocketMQ's two failure paths differ:
+//! The network actor (`crate::actors::network`) asks this model for a verdict on every send,
+//! every retransmission and every arrival, and turns the verdicts into agenda entries. The model
+//! owns the things that make RocketMQ's and Nacos's failure paths differ:
 //!
-//! * a **killed process on a live host** closes its TCP connections: peers get a FIN at once and
-//!   RocketMQ's `BrokerHousekeepingService` unregisters the broker in milliseconds;
-//! * a **silent failure** (host down, partition, SIGSTOP) closes nothing: the peer's channel stays
-//!   open (half-open TCP) and only a timeout notices.
+//! * a **killed process on a live host** closes its TCP connections: peers get a FIN (queued
+//!   behind whatever the process had written) and RocketMQ's `BrokerHousekeepingService`
+//!   unregisters the broker in milliseconds;
+//! * a **silent failure** (host down, partition, SIGSTOP) closes nothing: the peer's end stays
+//!   open (half-open TCP) and only a timeout notices;
+//! * **TCP is reliable** (see [`tcp`]): a lost segment is retransmitted, so loss and short cuts
+//!   delay messages instead of losing them; a connection dies only when the kernel's retry
+//!   budget runs out or an application closes it;
+//! * **UDP is not**: a datagram lost or cut is gone (Nacos's push).
 
+mod channel;
 pub mod links;
+pub mod tcp;
 
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::rng::SimRng;
+pub use channel::Channel;
+use channel::Channels;
 pub use links::{LinkParams, LinkRules};
 use rustc_hash::FxHashMap;
+pub use tcp::{Miss, Seg};
 
 /// What a process is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcState {
     Running,
-    /// SIGSTOP: its sockets stay open and buffer input, but none of its code runs.
+    /// SIGSTOP: its kernel still accepts connections and buffers input, but none of its code runs.
     Hung,
     /// Not running (killed, shut down, or its host is off).
     Down,
@@ -50,105 +60,92 @@ pub enum ConnectFailure {
 /// The verdict on one send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendOutcome {
-    /// The packet arrives at `at` over `channel`; `opened` when this send opened the channel.
+    /// The segment reaches the peer at `at` over `channel`; `opened` when this send opened it.
     Deliver { channel: ChannelId, at: SimTime, opened: bool },
-    /// Lost on the wire (link loss). TCP would retransmit; the model treats the request as lost.
-    Lost { channel: ChannelId },
-    /// The link is cut; the packet vanishes and the channel stays (half-)open.
-    Cut { channel: ChannelId },
-    /// No channel could be opened; the sender learns it at `at`.
+    /// Not received yet: `miss` says why it was lost, or is `None` when it waits behind an
+    /// earlier segment that was. TCP retransmits; `retransmit_at` is set when this send started
+    /// the stream's retransmission timer.
+    Held { channel: ChannelId, opened: bool, miss: Option<Miss>, retransmit_at: Option<SimTime> },
+    /// No connection could be opened; the sender learns it at `at`.
     ConnectFailed { at: SimTime, reason: ConnectFailure },
-    /// The sender's side of the channel is already closed; nothing is sent.
+    /// The sender's end of the channel is already closed; nothing is sent.
     Closed,
 }
 
-/// What happens to a packet when it reaches its destination.
+/// What happens to a segment when it reaches its destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
     Accept,
-    /// The destination is hung: the packet waits in the socket buffer until it resumes.
+    /// The destination is hung: the segment waits in the socket buffer until it resumes.
     Park,
-    /// The destination closed its side (or died on a live host): the sender gets an RST.
+    /// The destination closed its end (or died on a live host): the sender gets an RST.
     Reset,
-    /// Nobody is there to answer at all (host down).
+    /// Nobody is there to answer at all (the host died while it was in flight).
     Discard,
 }
 
-/// One TCP connection, opened by `client` to `server`.
-#[derive(Clone, Debug)]
-pub struct Channel {
-    pub id: ChannelId,
-    pub client: NodeId,
-    pub server: NodeId,
-    pub open_at_client: bool,
-    pub open_at_server: bool,
-    /// Last packet sent or received on this channel, for Netty's idle close.
-    pub last_io: SimTime,
-    /// FIFO per direction: a packet never overtakes an earlier one on the same channel.
-    next_free: [SimTime; 2],
-}
-
-impl Channel {
-    pub fn peer_of(&self, node: NodeId) -> NodeId {
-        if node == self.client {
-            self.server
-        } else {
-            self.client
-        }
-    }
-
-    /// Whether `node`'s end is open; false for a node that is neither end.
-    pub fn is_open_at(&self, node: NodeId) -> bool {
-        (node == self.client && self.open_at_client) || (node == self.server && self.open_at_server)
-    }
-}
-
-/// A close seen from the other end.
+/// What becomes of the FIN a close sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fin {
+pub enum FinFate {
+    /// It reaches the peer at this time.
+    Arrives(SimTime),
+    /// It was lost (or waits behind lost data); the kernel retransmits it.
+    Held { miss: Option<Miss>, retransmit_at: Option<SimTime> },
+    /// The peer's end was already closed: nobody is left to tell.
+    Unheard,
+}
+
+/// A close, as the network carries it to the other end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Closing {
     pub peer: NodeId,
-    /// When the FIN arrives, or `None` when it cannot (cut link, peer host down).
-    pub arrives: Option<SimTime>,
+    pub fin: FinFate,
 }
 
-/// Channels by id. Ids come from a counter, so a vector indexed by id is a map without hashing
-/// or comparisons — every packet looks its channel up.
-#[derive(Default)]
-struct Channels(Vec<Option<Channel>>);
-
-impl Channels {
-    fn get(&self, id: &ChannelId) -> Option<&Channel> {
-        self.0.get(id.0 as usize).and_then(Option::as_ref)
-    }
-
-    fn get_mut(&mut self, id: &ChannelId) -> Option<&mut Channel> {
-        self.0.get_mut(id.0 as usize).and_then(Option::as_mut)
-    }
-
-    fn insert(&mut self, id: ChannelId, c: Channel) {
-        let i = id.0 as usize;
-        if self.0.len() <= i {
-            self.0.resize_with(i + 1, || None);
-        }
-        self.0[i] = Some(c);
-    }
-
-    fn remove(&mut self, id: &ChannelId) {
-        if let Some(slot) = self.0.get_mut(id.0 as usize) {
-            *slot = None;
-        }
-    }
-
-    fn values(&self) -> impl Iterator<Item = &Channel> {
-        self.0.iter().flatten()
-    }
+/// The outcome of a stream's retransmission timer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Retransmission {
+    /// Nothing is waiting any more (the timer is stale, or the channel is gone).
+    Idle,
+    /// Lost again; the timer fires next at `next`. `head` is the segment retransmitted.
+    Failed { from: NodeId, to: NodeId, head: Seg, miss: Miss, attempt: u32, next: SimTime },
+    /// The head got through: these segments arrive at these times, in order. `again` is set
+    /// when a follower was lost and the timer restarted.
+    Delivered {
+        from: NodeId,
+        to: NodeId,
+        segs: Vec<(Seg, SimTime)>,
+        attempt: u32,
+        waited: SimDuration,
+        again: Option<SimTime>,
+    },
+    /// The kernel gave up on the stream: `tcp_retries2` on an open connection (whose end is now
+    /// closed with an error), or the orphan budget of a closed socket.
+    GaveUp { from: NodeId, to: NodeId, segs: Vec<Seg>, orphan: bool, waited: SimDuration },
 }
 
-impl std::ops::Index<&ChannelId> for Channels {
-    type Output = Channel;
-    fn index(&self, id: &ChannelId) -> &Channel {
-        self.get(id).expect("channel exists")
-    }
+/// The fate of a UDP datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Datagram {
+    Arrives(SimTime),
+    Dropped(Miss),
+}
+
+/// One transmission's verdict: in order at a time, or held for retransmission.
+enum Tx {
+    Arrives(SimTime),
+    Held { miss: Option<Miss>, retransmit_at: Option<SimTime> },
+}
+
+/// What an idle-check timer finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleCheck {
+    /// The end is closed already.
+    Gone,
+    /// Nothing read or written for the whole idle time: close it.
+    Fire,
+    /// Traffic since: look again at this time.
+    Later(SimTime),
 }
 
 pub struct NetCore {
@@ -219,128 +216,312 @@ impl NetCore {
         self.channels.values().filter(|c| c.is_open_at(node)).map(|c| c.id).collect()
     }
 
-    /// A client-initiated send: reuses the client's channel to `to` or opens a new one.
-    pub fn send(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> SendOutcome {
+    /// Whether a transmission from `from` can reach `to` now, and if not, why.
+    fn reach(&self, from: NodeId, to: NodeId) -> Result<(), Miss> {
+        if !self.rules.reachable(from, to) {
+            Err(Miss::Cut)
+        } else if !self.proc(to).host_up {
+            Err(Miss::NoHost)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// One transmission from `from` to `to`: its one-way delay, or why it does not arrive.
+    fn attempt(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<SimDuration, Miss> {
+        self.reach(from, to)?;
+        let p = self.rules.params(from, to);
+        if rng.chance(p.loss) {
+            return Err(Miss::Lost);
+        }
+        Ok(p.latency + SimDuration(rng.up_to(p.jitter.millis())))
+    }
+
+    /// The first retransmission timeout on the link between `a` and `b`.
+    fn rto(&self, a: NodeId, b: NodeId) -> SimDuration {
+        let (there, back) = (self.rules.params(a, b), self.rules.params(b, a));
+        tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+    }
+
+    /// A client write: reuses the client's channel to `to` or opens a new one.
+    pub fn send(&mut self, now: SimTime, from: NodeId, to: NodeId, seg: Seg, rng: &mut SimRng) -> SendOutcome {
         let existing = self.current.get(&(from, to)).copied();
         let (channel, opened) = match existing.filter(|id| self.channels[id].open_at_client) {
             Some(id) => (id, false),
-            None => match self.connect(now, from, to) {
+            None => match self.connect(now, from, to, rng) {
                 Ok(id) => (id, true),
                 Err(outcome) => return outcome,
             },
         };
-        match self.transmit(now, channel, from, rng) {
-            SendOutcome::Deliver { channel, at, .. } => SendOutcome::Deliver { channel, at, opened },
-            other => other,
-        }
+        self.write(now, channel, from, seg, opened, rng)
     }
 
-    /// A send on an existing channel (a server's reply, or a client reusing a known channel).
-    pub fn send_on(&mut self, now: SimTime, channel: ChannelId, from: NodeId, rng: &mut SimRng) -> SendOutcome {
+    /// A write on a known channel (a server's reply). Nothing if `from` already closed it.
+    pub fn send_on(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        from: NodeId,
+        seg: Seg,
+        rng: &mut SimRng,
+    ) -> SendOutcome {
         match self.channels.get(&channel) {
-            Some(c) if c.is_open_at(from) => self.transmit(now, channel, from, rng),
+            Some(c) if c.is_open_at(from) => self.write(now, channel, from, seg, false, rng),
             _ => SendOutcome::Closed,
         }
     }
 
-    fn connect(&mut self, now: SimTime, from: NodeId, to: NodeId) -> Result<ChannelId, SendOutcome> {
-        let dest = self.proc(to);
-        let rtt = self.rules.params(from, to).latency + self.rules.params(to, from).latency;
-        let failed = |at, reason| SendOutcome::ConnectFailed { at, reason };
-        if !self.rules.reachable(from, to) || !self.rules.reachable(to, from) || !dest.host_up {
-            return Err(failed(now + self.connect_timeout, ConnectFailure::TimedOut));
+    fn write(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        from: NodeId,
+        seg: Seg,
+        opened: bool,
+        rng: &mut SimRng,
+    ) -> SendOutcome {
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        c.touch(from, now);
+        // Written during the handshake, it leaves when the connection is up.
+        let depart = now.max(c.connected_at);
+        match self.transmit(depart, channel, from, seg, rng) {
+            Tx::Arrives(at) => SendOutcome::Deliver { channel, at, opened },
+            Tx::Held { miss, retransmit_at } => SendOutcome::Held { channel, opened, miss, retransmit_at },
         }
-        if dest.state == ProcState::Down {
-            return Err(failed(now + rtt, ConnectFailure::Refused));
+    }
+
+    /// Puts `seg` on `from`'s stream at `depart`: delivered in order, or held for retransmission.
+    fn transmit(&mut self, depart: SimTime, channel: ChannelId, from: NodeId, seg: Seg, rng: &mut SimRng) -> Tx {
+        let c = &self.channels[&channel];
+        let (to, dir) = (c.peer_of(from), c.end(from));
+        if !c.streams[dir].is_idle() {
+            // TCP delivers in order: behind a lost segment, everything waits.
+            self.channels.get_mut(&channel).expect("channel exists").streams[dir].backlog.push_back(seg);
+            return Tx::Held { miss: None, retransmit_at: None };
+        }
+        let verdict = self.attempt(from, to, rng);
+        let rto = self.rto(from, to);
+        let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+        match verdict {
+            Ok(delay) => {
+                let at = (depart + delay).max(s.next_free);
+                s.next_free = at;
+                Tx::Arrives(at)
+            }
+            Err(miss) => {
+                s.backlog.push_back(seg);
+                Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
+            }
+        }
+    }
+
+    /// Opens a connection: the SYN and its answer take a round trip, and a lost one is sent again
+    /// after 1 s, 2 s, 4 s... until the application's connect timeout.
+    fn connect(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<ChannelId, SendOutcome> {
+        let timeout = self.connect_timeout;
+        let failed = |at, reason| SendOutcome::ConnectFailed { at, reason };
+        let (there, back) = (self.rules.params(from, to), self.rules.params(to, from));
+        if self.reach(from, to).is_err() || !self.rules.reachable(to, from) {
+            return Err(failed(now + timeout, ConnectFailure::TimedOut));
+        }
+        let (mut waited, mut rto) = (SimDuration::ZERO, tcp::SYN_RTO);
+        while rng.chance(there.loss) || rng.chance(back.loss) {
+            waited = waited + rto;
+            rto = tcp::backed_off(rto);
+            if waited >= timeout {
+                return Err(failed(now + timeout, ConnectFailure::TimedOut));
+            }
+        }
+        let answered = now + waited + there.latency + back.latency;
+        if self.proc(to).state == ProcState::Down {
+            return Err(failed(answered, ConnectFailure::Refused));
         }
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
-        self.channels.insert(
-            id,
-            Channel {
-                id,
-                client: from,
-                server: to,
-                open_at_client: true,
-                open_at_server: true,
-                last_io: now,
-                next_free: [now; 2],
-            },
-        );
+        self.channels.insert(id, Channel::new(id, from, to, answered));
         self.current.insert((from, to), id);
         Ok(id)
     }
 
-    fn transmit(&mut self, now: SimTime, channel: ChannelId, from: NodeId, rng: &mut SimRng) -> SendOutcome {
-        let c = &self.channels[&channel];
-        let to = c.peer_of(from);
-        if !self.rules.reachable(from, to) {
-            return SendOutcome::Cut { channel };
+    /// The retransmission timer of `channel`'s stream `dir` (0: client → server) fired at `now`.
+    pub fn retransmit(&mut self, now: SimTime, channel: ChannelId, dir: usize, rng: &mut SimRng) -> Retransmission {
+        let Some(c) = self.channels.get(&channel) else { return Retransmission::Idle };
+        let Some(retry) = c.streams[dir].retry.filter(|r| r.due == now) else { return Retransmission::Idle };
+        let (from, to) = if dir == 0 { (c.client, c.server) } else { (c.server, c.client) };
+        let orphan = !c.is_open_at(from);
+        let waited = now.since(retry.first_sent);
+        let budget = if orphan { tcp::ORPHAN_BUDGET } else { tcp::OPEN_BUDGET };
+        if waited >= budget {
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            let segs = c.streams[dir].drain();
+            c.set_closed(from);
+            self.forget_current(channel);
+            self.tidy(channel);
+            return Retransmission::GaveUp { from, to, segs, orphan, waited };
         }
-        let p = self.rules.params(from, to);
-        if rng.chance(p.loss) {
-            return SendOutcome::Lost { channel };
+        let attempt = retry.attempts + 1;
+        let verdict = self.attempt(from, to, rng);
+        let rto = self.rto(from, to);
+        let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+        let delay = match verdict {
+            Err(miss) => {
+                let head = *s.backlog.front().expect("a stalled stream has a head");
+                let r = s.retry.as_mut().expect("the stream is stalled");
+                r.attempts = attempt;
+                r.rto = tcp::backed_off(r.rto);
+                r.due = now + r.rto;
+                return Retransmission::Failed { from, to, head, miss, attempt, next: r.due };
+            }
+            Ok(delay) => delay,
+        };
+        s.retry = None;
+        let mut segs = Vec::with_capacity(s.backlog.len());
+        let mut next = Some(delay);
+        let mut again = None;
+        // The head got through; what waited behind it goes out now, each with its own luck.
+        while let Some(delay) = next {
+            let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+            let Some(seg) = s.backlog.pop_front() else { break };
+            let at = (now + delay).max(s.next_free);
+            s.next_free = at;
+            segs.push((seg, at));
+            if s.backlog.is_empty() {
+                break;
+            }
+            next = match self.attempt(from, to, rng) {
+                Ok(d) => Some(d),
+                Err(_) => {
+                    let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                    again = Some(s.stall(now, rto));
+                    None
+                }
+            };
         }
-        let delay = p.latency + SimDuration(rng.up_to(p.jitter.millis()));
-        let c = self.channels.get_mut(&channel).expect("channel exists");
-        let dir = usize::from(from != c.client);
-        let at = (now + delay).max(c.next_free[dir]);
-        c.next_free[dir] = at;
-        c.last_io = now;
-        SendOutcome::Deliver { channel, at, opened: false }
+        self.tidy(channel);
+        Retransmission::Delivered { from, to, segs, attempt, waited, again }
     }
 
-    /// Decides a packet's fate as it reaches `to`.
+    /// `by`'s application closes its end. The FIN queues behind anything still unsent. `None`
+    /// when that end was closed already.
+    pub fn close(&mut self, now: SimTime, channel: ChannelId, by: NodeId, rng: &mut SimRng) -> Option<Closing> {
+        let c = self.channels.get_mut(&channel)?;
+        if !c.is_open_at(by) {
+            return None;
+        }
+        c.set_closed(by);
+        let peer = c.peer_of(by);
+        let fin = if c.is_open_at(peer) {
+            let depart = now.max(c.connected_at);
+            match self.transmit(depart, channel, by, Seg::Fin, rng) {
+                Tx::Arrives(at) => FinFate::Arrives(at),
+                Tx::Held { miss, retransmit_at } => FinFate::Held { miss, retransmit_at },
+            }
+        } else {
+            FinFate::Unheard
+        };
+        self.forget_current(channel);
+        self.tidy(channel);
+        Some(Closing { peer, fin })
+    }
+
+    /// `node`'s end vanishes without a word (its host died, or an RST reset it): nothing it
+    /// still had to send goes out. Returns those segments.
+    pub fn abort(&mut self, channel: ChannelId, node: NodeId) -> Vec<Seg> {
+        let Some(c) = self.channels.get_mut(&channel) else { return Vec::new() };
+        if node != c.client && node != c.server {
+            return Vec::new();
+        }
+        c.set_closed(node);
+        let end = c.end(node);
+        let dropped = c.streams[end].drain();
+        self.forget_current(channel);
+        self.tidy(channel);
+        dropped
+    }
+
+    /// `node`'s host dies: every end it held vanishes, open or orphaned, and its kernel's
+    /// retransmissions with it. Peers keep their ends (half-open). Returns the dropped segments.
+    pub fn host_down(&mut self, node: NodeId) -> Vec<Seg> {
+        let held: Vec<ChannelId> = self
+            .channels
+            .values()
+            .filter(|c| {
+                c.is_open_at(node) || ((node == c.client || node == c.server) && !c.streams[c.end(node)].is_idle())
+            })
+            .map(|c| c.id)
+            .collect();
+        held.into_iter().flat_map(|ch| self.abort(ch, node)).collect()
+    }
+
+    /// The stream `from` writes on, for its retransmission timer.
+    pub fn direction(&self, channel: ChannelId, from: NodeId) -> usize {
+        self.channels.get(&channel).map_or(0, |c| c.end(from))
+    }
+
+    /// `node` learns its peer is gone (a FIN or an RST arrived): its application closes its end
+    /// too, and whatever it still had queued will never be read. Returns whether the end was
+    /// open, and the segments dropped.
+    pub fn peer_closed(&mut self, channel: ChannelId, node: NodeId) -> (bool, Vec<Seg>) {
+        let was_open = self.channels.get(&channel).is_some_and(|c| c.is_open_at(node));
+        if !was_open {
+            return (false, Vec::new());
+        }
+        (true, self.abort(channel, node))
+    }
+
+    fn forget_current(&mut self, channel: ChannelId) {
+        let Some(c) = self.channels.get(&channel) else { return };
+        if !c.open_at_client && self.current.get(&(c.client, c.server)) == Some(&channel) {
+            self.current.remove(&(c.client, c.server));
+        }
+    }
+
+    fn tidy(&mut self, channel: ChannelId) {
+        if self.channels.get(&channel).is_some_and(Channel::is_finished) {
+            self.forget_current(channel);
+            self.channels.remove(&channel);
+        }
+    }
+
+    /// Decides a segment's fate as it reaches `to`.
     pub fn arrive(&mut self, now: SimTime, channel: ChannelId, to: NodeId) -> Arrival {
         let (state, host_up) = (self.proc(to).state, self.proc(to).host_up);
-        // A channel both ends have closed is gone; whatever was still in flight finds nobody.
         let Some(c) = self.channels.get_mut(&channel).filter(|_| host_up) else {
             return Arrival::Discard;
         };
         if !c.is_open_at(to) || state == ProcState::Down {
             return Arrival::Reset;
         }
-        c.last_io = now;
         if state == ProcState::Hung {
             Arrival::Park
         } else {
+            c.touch(to, now);
             Arrival::Accept
         }
     }
 
-    /// Closes `by`'s end of a channel. Returns the FIN the peer will (or will not) see, or `None`
-    /// when that end was already closed.
-    pub fn close(&mut self, now: SimTime, channel: ChannelId, by: NodeId) -> Option<Fin> {
-        let c = self.channels.get_mut(&channel)?;
-        if !c.is_open_at(by) {
-            return None;
+    /// A UDP datagram: no connection, no retransmission, no order.
+    pub fn datagram(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Datagram {
+        match self.attempt(from, to, rng) {
+            Ok(delay) => Datagram::Arrives(now + delay),
+            Err(miss) => Datagram::Dropped(miss),
         }
-        if by == c.client {
-            c.open_at_client = false;
-        } else {
-            c.open_at_server = false;
-        }
-        let peer = c.peer_of(by);
-        let peer_open = c.is_open_at(peer);
-        let (client, server) = (c.client, c.server);
-        if !c.open_at_client && !c.open_at_server {
-            self.channels.remove(&channel);
-            if self.current.get(&(client, server)) == Some(&channel) {
-                self.current.remove(&(client, server));
-            }
-        }
-        let reaches = peer_open && self.rules.reachable(by, peer) && self.proc(peer).host_up;
-        let arrives = reaches.then(|| now + self.rules.params(by, peer).latency);
-        Some(Fin { peer, arrives })
     }
 
-    /// The peer's end learns of a close (FIN or RST received): both ends are now closed.
-    pub fn peer_closed(&mut self, channel: ChannelId, node: NodeId) -> bool {
-        let was_open = self.channels.get(&channel).is_some_and(|c| c.is_open_at(node));
-        if was_open {
-            self.close(SimTime::ZERO, channel, node);
+    /// Netty's `IdleStateHandler` on `node`'s end of `channel`: has `node` neither read nor
+    /// written for `idle`?
+    pub fn idle_check(&self, now: SimTime, channel: ChannelId, node: NodeId, idle: SimDuration) -> IdleCheck {
+        match self.channels.get(&channel) {
+            Some(c) if c.is_open_at(node) => {
+                let quiet_until = c.last_io(node) + idle;
+                if now >= quiet_until {
+                    IdleCheck::Fire
+                } else {
+                    IdleCheck::Later(quiet_until)
+                }
+            }
+            _ => IdleCheck::Gone,
         }
-        was_open
     }
 }
 

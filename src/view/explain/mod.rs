@@ -16,7 +16,7 @@ mod rocketmq;
 pub use rocketmq::table_lines;
 
 use crate::sim::clock::SimTime;
-use crate::sim::notes::{CheckNote, FaultNote, NetNote, What};
+use crate::sim::notes::{CheckNote, FaultNote, FinNote, NetNote, What};
 use crate::sim::trace::TraceEvent;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,16 +140,33 @@ impl Explainer {
                 let servers = world.nacos_server_names();
                 let http = servers.contains(by) || servers.contains(peer);
                 vec![match (fin, http) {
-                    (true, true) => format!(
+                    (FinNote::Sent, true) => format!(
                         "{by} closes {channel} ({reason}); {peer} receives the FIN: the HTTP keep-alive connection is \
                          gone, the next request opens a new one"
                     ),
-                    (true, false) => {
+                    (FinNote::Sent, false) => {
                         format!("{by} closes {channel} ({reason}); {peer} receives the FIN: its Netty pipeline raises CLOSE")
                     }
-                    (false, _) => {
-                        format!("{by} closes {channel} ({reason}); no FIN reaches {peer}, whose end stays half-open")
-                    }
+                    (FinNote::Lost(_) | FinNote::Queued, _) => format!(
+                        "{by} closes {channel} ({reason}); the FIN cannot reach {peer} now, so {by}'s kernel keeps \
+                         retransmitting it (an orphaned socket, about 100 s); until it lands {peer}'s end stays half-open"
+                    ),
+                    (FinNote::Unheard, _) => format!("{by} closes {channel} ({reason}); {peer} had closed its end already"),
+                }]
+            }
+            What::Net(NetNote::GaveUp { channel, from, to, waited, orphan, .. }) => {
+                vec![if *orphan {
+                    format!(
+                        "{from}'s kernel stops retransmitting on the closed {channel} after {} (tcp_orphan_retries): \
+                         what it still held for {to} never arrives",
+                        waited
+                    )
+                } else {
+                    format!(
+                        "{from}'s kernel gives up on {channel} after {} of retransmissions (tcp_retries2 = 15): \
+                         the connection to {to} is dead and {from}'s application sees it close",
+                        waited
+                    )
                 }]
             }
             What::Net(NetNote::Reset { channel, from, to, msg }) => {

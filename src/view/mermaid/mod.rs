@@ -15,7 +15,7 @@ mod nacos;
 mod rocketmq;
 
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::notes::{CheckNote, DropReason, FaultNote, NetNote, RunNote, What};
+use crate::sim::notes::{CheckNote, DropReason, FaultNote, FinNote, NetNote, RunNote, What};
 use crate::sim::scenario::Scenario;
 use crate::sim::trace::TraceEvent;
 use crate::view::cast::Cast;
@@ -57,21 +57,34 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
         What::Run(RunNote::ProcessStarted { node }) if t > SimTime::ZERO => {
             d.note(node, t, "process starts (empty state)")
         }
-        What::Net(NetNote::Closed { by, peer, reason, fin, .. }) => {
-            if *fin {
-                d.arrow(by, peer, "--)", t, &format!("FIN ({reason})"));
-            } else {
-                d.note(by, t, &format!("closes its channel to {peer} ({reason}), no FIN reaches it"));
+        What::Net(NetNote::Closed { by, peer, reason, fin, .. }) => match fin {
+            FinNote::Sent => d.arrow(by, peer, "--)", t, &format!("FIN ({reason})")),
+            FinNote::Lost(_) | FinNote::Queued => {
+                d.note(by, t, &format!("closes its channel to {peer} ({reason}); the FIN waits for retransmission"))
             }
-        }
-        // A cut link drops every periodic message: fold them like the traffic they replace.
+            FinNote::Unheard => d.note(by, t, &format!("closes its channel to {peer} ({reason})")),
+        },
+        // A datagram is gone for good; a lost TCP segment is retransmitted, which the timeline
+        // tells. Both fold like the traffic they stand for.
         What::Net(NetNote::Dropped { from, to, msg, reason }) => {
             let why = match reason {
                 DropReason::Lost => "lost",
                 DropReason::Cut => "dropped, link cut",
                 DropReason::NoHost => "dropped, host down",
+                DropReason::NoListener => "dropped, nothing listens",
             };
             d.routine(from, to, t, &format!("{msg} {why}"));
+        }
+        What::Net(NetNote::Lost { from, to, msg, attempt: 0, .. }) => {
+            d.routine(from, to, t, &format!("{msg} lost, TCP retransmits"))
+        }
+        What::Net(NetNote::Retransmitted { from, to, waited, .. }) => {
+            d.arrow(from, to, "->>", t, &format!("retransmission gets through after {}", secs(*waited)))
+        }
+        What::Net(NetNote::GaveUp { from, to, orphan, .. }) => {
+            let why =
+                if *orphan { "closed socket stops retransmitting" } else { "connection timed out (tcp_retries2)" };
+            d.note(from, t, &format!("{why}; nothing more reaches {to}"))
         }
         What::Net(NetNote::Reset { from, to, msg, .. }) => {
             d.arrow(to, from, "--x", t, &format!("RST: {msg} hit a closed end"))
