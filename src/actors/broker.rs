@@ -1,65 +1,248 @@
-//! The broker actor: registers with every name server, heartbeats in acting-master mode, and
-//! unregisters on a graceful shutdown. Its decisions live in `rocketmq::broker::BrokerCore`.
+//! The broker actor: `BrokerController`'s registration with every name server, its 5.x
+//! `refreshMetadata` poll, the acting-master heartbeat, and the unregistration on a graceful
+//! shutdown. Its topic decisions live in `rocketmq::broker::BrokerCore`; its requests go through
+//! `remoting::Remoting` (`invokeSync`, whose timeout closes the channel).
+//!
+//! Two Java threads shape the timing, and both are modelled:
+//!
+//! * `registerBrokerAll` is `synchronized` and waits on a latch until every name server has
+//!   answered or failed (at most `registerBrokerTimeoutMills`, 24 s): registrations never
+//!   overlap, and one stuck on a half-open channel lasts 24 s;
+//! * the periodic registration and `refreshMetadata` share the one
+//!   `BrokerControllerScheduledThread`, so while a registration waits, the poll waits too, and
+//!   afterwards the fixed-rate task catches up one run at a time.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::network::{Stop as ProcStop, TimerId};
-use crate::rocketmq::broker::{BrokerCore, TopicChange};
+use crate::actors::network::Stop as ProcStop;
+use crate::actors::remoting::{Done, Remoting, RequestTimeout};
+use crate::rocketmq::broker::{self, BrokerCore, TopicChange};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
-use crate::rocketmq::types::perm;
+use crate::rocketmq::types::{perm, DataVersion};
 use crate::rocketmq::wire::{HeartbeatRequest, RmqMsg};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::executor::Executor;
 use crate::sim::ids::NodeId;
-use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use crate::sim::packet::Packet;
 use actix::prelude::*;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
-/// `BrokerOuterAPI.unregisterBrokerAll`: `invokeSync(..., 3000)` per name server, in turn.
-const UNREGISTER_TIMEOUT: SimDuration = SimDuration::from_secs(3);
-/// `BrokerController.start`: the periodic registration starts 10 s after start-up.
-const FIRST_PERIODIC_DELAY: SimDuration = SimDuration::from_secs(10);
+/// The tasks of `BrokerControllerScheduledThread` that talk to name servers, in the order
+/// `start()` schedules them (their sequence numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Task {
+    Register,
+    Refresh,
+}
+
+impl Task {
+    fn seq(self) -> u64 {
+        self as u64
+    }
+}
+
+/// What a request is for.
+enum Call {
+    Register,
+    Refresh { scheduled: SimTime },
+    Unregister,
+}
+
+/// One `registerBrokerAll` (or incremental registration) waiting for the lock or running.
+struct Job {
+    reason: RegisterReason,
+    changed: Option<Vec<String>>,
+    /// Set when the scheduled thread runs it (the periodic task, due at this time).
+    scheduled: Option<SimTime>,
+}
 
 pub struct Broker {
     env: Env,
     core: BrokerCore,
-    namesrvs: Vec<(String, NodeId)>,
-    /// Set once `shutdown()` begins: `doRegisterBrokerAll` refuses to register after that.
-    shutdown: Option<Unregistering>,
-}
-
-/// Progress of `unregisterBrokerAll`: the name server being asked and its timeout.
-struct Unregistering {
-    next: usize,
-    waiting: Option<(MsgId, TimerId)>,
+    remoting: Remoting<Call>,
+    /// `topics.json`'s DataVersion, kept across restarts by the director.
+    disk: Rc<Cell<Option<DataVersion>>>,
+    sched: Executor<Task>,
+    /// The registration holding the `synchronized` lock, with the answers it still waits for.
+    registering: Option<(Job, usize)>,
+    waiting: VecDeque<Job>,
+    /// Set once `shutdown()` begins: `doRegisterBrokerAll` refuses to register after that. The
+    /// index of the name server being asked to unregister us.
+    shutdown: Option<usize>,
 }
 
 impl Broker {
-    pub fn new(env: Env, core: BrokerCore, namesrvs: Vec<(String, NodeId)>) -> Self {
-        Broker { env, core, namesrvs, shutdown: None }
+    /// `start_index` is the remoting client's random `namesrvIndex` start.
+    pub fn new(
+        env: Env,
+        core: BrokerCore,
+        namesrvs: Vec<(String, NodeId)>,
+        start_index: usize,
+        disk: Rc<Cell<Option<DataVersion>>>,
+    ) -> Self {
+        let remoting = Remoting::new(env.clone(), namesrvs, start_index);
+        Broker {
+            env,
+            core,
+            remoting,
+            disk,
+            sched: Executor::new(1),
+            registering: None,
+            waiting: VecDeque::new(),
+            shutdown: None,
+        }
     }
 
-    fn register(&self, reason: RegisterReason, changed: Option<&[String]>) {
-        if self.shutdown.is_some() {
+    /// `registerBrokerAll` / `registerIncrementBrokerData`: waits for the lock if another
+    /// registration holds it.
+    fn register(&mut self, job: Job, ctx: &mut Context<Self>) {
+        if self.registering.is_some() {
+            self.waiting.push_back(job);
             return;
         }
-        let request = match changed {
+        let names = self.remoting.namesrvs().len();
+        if self.shutdown.is_some() || names == 0 {
+            return self.registered(job, ctx);
+        }
+        let request = match &job.changed {
             Some(topics) => self.core.incremental_registration(topics),
             None => self.core.full_registration(),
         };
         let topics = request.topic_config_wrapper.as_ref().map_or(0, |w| w.topic_config_table.len());
         self.env.record(RmqNote::RegisterSent {
-            reason,
-            namesrvs: self.namesrvs.iter().map(|(n, _)| n.clone()).collect(),
+            reason: job.reason,
+            namesrvs: self.remoting.namesrvs().iter().map(|(n, _)| n.clone()).collect(),
             topics,
             version: self.core.data_version().to_string(),
             id: request.broker_id,
         });
         let request = Arc::new(request);
-        for (_, ns) in &self.namesrvs {
-            self.env.send(*ns, Body::Rmq(RmqMsg::RegisterBroker(request.clone())));
+        let timeout = self.core.config.register_timeout;
+        self.registering = Some((job, names));
+        // One task per name server on `brokerOuterExecutor`, all at once.
+        for i in 0..names {
+            let msg = RmqMsg::RegisterBroker(request.clone());
+            self.remoting.invoke_sync(i, msg, timeout, Call::Register, ctx);
         }
     }
 
-    fn heartbeat(&self) {
+    /// One name server answered or failed; the latch opens when all have.
+    fn register_answered(&mut self, ctx: &mut Context<Self>) {
+        let Some((_, left)) = &mut self.registering else { return };
+        *left -= 1;
+        if *left == 0 {
+            let (job, _) = self.registering.take().expect("a registration was running");
+            self.registered(job, ctx);
+        }
+    }
+
+    /// A registration finished: release the lock (and the scheduled thread, if it ran there).
+    fn registered(&mut self, job: Job, ctx: &mut Context<Self>) {
+        if job.reason == RegisterReason::Startup {
+            self.schedule_tasks(ctx);
+        }
+        if let Some(scheduled) = job.scheduled {
+            self.task_done(Task::Register, scheduled, ctx);
+        }
+        if let Some(next) = self.waiting.pop_front() {
+            self.register(next, ctx);
+        }
+    }
+
+    /// `start()` schedules its fixed-rate tasks once the start-up registration returned.
+    fn schedule_tasks(&mut self, ctx: &mut Context<Self>) {
+        let now = self.env.now();
+        let first = now + broker::FIRST_PERIODIC_DELAY;
+        self.env.after(broker::FIRST_PERIODIC_DELAY, &ctx.address(), Tick(Task::Register, first));
+        if self.core.config.enable_acting_master {
+            let period = self.core.config.heartbeat_interval;
+            self.env.after(period, &ctx.address(), HeartbeatTick(now + period));
+        }
+        if self.core.config.refresh_metadata {
+            let first = now + broker::REFRESH_DELAY;
+            self.env.after(broker::REFRESH_DELAY, &ctx.address(), Tick(Task::Refresh, first));
+        }
+    }
+
+    fn period(&self, task: Task) -> SimDuration {
+        match task {
+            Task::Register => self.core.config.effective_register_period(),
+            Task::Refresh => broker::REFRESH_PERIOD,
+        }
+    }
+
+    /// Runs whatever the scheduled thread can take now.
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        while let Some((scheduled, task)) = self.sched.take() {
+            match task {
+                Task::Register => {
+                    let job = Job { reason: RegisterReason::Periodic, changed: None, scheduled: Some(scheduled) };
+                    self.register(job, ctx);
+                }
+                Task::Refresh if self.shutdown.is_none() => {
+                    // `refreshMetadata` → `getBrokerClusterInfo`: invokeSync(null, ..., 3000).
+                    let ns = self.remoting.choose();
+                    let call = Call::Refresh { scheduled };
+                    self.remoting.invoke_sync(ns, RmqMsg::GetClusterInfo, broker::REFRESH_TIMEOUT, call, ctx);
+                }
+                Task::Refresh => self.task_done(task, scheduled, ctx),
+            }
+        }
+    }
+
+    /// A run ended: the task is due again one period after it was scheduled — at once if that
+    /// has passed (`scheduleAtFixedRate` catches up one run at a time).
+    fn task_done(&mut self, task: Task, scheduled: SimTime, ctx: &mut Context<Self>) {
+        self.sched.done();
+        let next = scheduled + self.period(task);
+        if next <= self.env.now() {
+            self.sched.due(next, task.seq(), task);
+        } else {
+            self.env.after(next.since(self.env.now()), &ctx.address(), Tick(task, next));
+        }
+        self.pump(ctx);
+    }
+
+    fn done(&mut self, done: Done<Call>, ctx: &mut Context<Self>) {
+        let (call, namesrv, failure) = match done {
+            Done::Answered { purpose, namesrv, reply } => {
+                if let (Call::Register, RmqMsg::RegisterBrokerReply { ok: false, .. }) = (&purpose, &reply) {
+                    self.failed(namesrv, "REGISTER_BROKER", "SYSTEM_ERROR register broker failed".into());
+                }
+                (purpose, namesrv, None)
+            }
+            Done::Failed { purpose, namesrv, failure } => (purpose, namesrv, Some(failure)),
+        };
+        match call {
+            Call::Register => {
+                if let Some(f) = failure {
+                    self.failed(namesrv, "REGISTER_BROKER", f.to_string());
+                }
+                self.register_answered(ctx);
+            }
+            Call::Refresh { scheduled } => {
+                if let Some(f) = failure {
+                    self.failed(namesrv, "GET_BROKER_CLUSTER_INFO", f.to_string());
+                }
+                self.task_done(Task::Refresh, scheduled, ctx);
+            }
+            Call::Unregister => {
+                if let Some(f) = failure {
+                    self.failed(namesrv, "UNREGISTER_BROKER", f.to_string());
+                }
+                self.unregister_next(ctx);
+            }
+        }
+    }
+
+    fn failed(&self, namesrv: usize, request: &'static str, reason: String) {
+        let namesrv = self.remoting.name(namesrv).to_string();
+        self.env.record(RmqNote::RequestFailed { namesrv, request, reason });
+    }
+
+    fn heartbeat(&mut self) {
         let c = &self.core.config;
         let request = Arc::new(HeartbeatRequest {
             cluster: c.cluster.clone(),
@@ -68,45 +251,32 @@ impl Broker {
             broker_id: c.broker_id,
             data_version: self.core.data_version(),
         });
-        for (_, ns) in &self.namesrvs {
-            self.env.send(*ns, Body::Rmq(RmqMsg::QueryDataVersion(request.clone())));
+        let names = self.remoting.namesrvs().len();
+        for i in 0..names {
+            self.remoting.invoke_oneway(i, RmqMsg::QueryDataVersion(request.clone()));
         }
-        self.env.record(RmqNote::HeartbeatSent { namesrvs: self.namesrvs.len() });
+        self.env.record(RmqNote::HeartbeatSent { namesrvs: names });
     }
 
-    /// Asks the next name server to unregister us, or finishes the shutdown.
+    /// `unregisterBrokerAll`: asks the next name server to unregister us, or finishes the
+    /// shutdown.
     fn unregister_next(&mut self, ctx: &mut Context<Self>) {
-        let Some(state) = &mut self.shutdown else { return };
-        let Some((name, node)) = self.namesrvs.get(state.next).cloned() else {
+        let Some(next) = self.shutdown else { return };
+        if next >= self.remoting.namesrvs().len() {
             self.env.record(RmqNote::ShutdownComplete);
             self.env.net.stop_process(self.env.node, ProcStop::Exit);
             ctx.stop();
             return;
-        };
-        state.next += 1;
-        let request = self.core.unregister_request();
-        let id = self.env.send(node, Body::Rmq(RmqMsg::UnregisterBroker { request: Box::new(request) }));
-        let timer = self.env.after(UNREGISTER_TIMEOUT, &ctx.address(), UnregisterTimeout(id));
-        if let Some(s) = &mut self.shutdown {
-            s.waiting = Some((id, timer));
         }
-        self.env.record(RmqNote::UnregisterSent { namesrv: name });
+        self.shutdown = Some(next + 1);
+        let msg = RmqMsg::UnregisterBroker { request: Box::new(self.core.unregister_request()) };
+        self.remoting.invoke_sync(next, msg, broker::UNREGISTER_TIMEOUT, Call::Unregister, ctx);
+        self.env.record(RmqNote::UnregisterSent { namesrv: self.remoting.name(next).to_string() });
     }
 
-    /// The current unregister request ended (reply, failure or timeout): move on.
-    fn unregister_done(&mut self, id: MsgId, ctx: &mut Context<Self>) {
-        let Some(state) = &mut self.shutdown else { return };
-        if let Some((waiting, timer)) = state.waiting {
-            if waiting == id {
-                state.waiting = None;
-                self.env.net.cancel(timer);
-                self.unregister_next(ctx);
-            }
-        }
-    }
-
-    fn namesrv_name(&self, node: NodeId) -> String {
-        self.namesrvs.iter().find(|(_, n)| *n == node).map_or_else(|| self.env.net.name(node), |(s, _)| s.clone())
+    /// The topic table changed: `TopicConfigManager#persist` writes the new DataVersion.
+    fn persist(&self) {
+        self.disk.set(Some(self.core.data_version()));
     }
 }
 
@@ -114,32 +284,26 @@ impl Actor for Broker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        // `BrokerController.start`: one forced registration now, then a fixed-rate task.
-        self.register(RegisterReason::Startup, None);
-        let first = self.env.now() + FIRST_PERIODIC_DELAY;
-        self.env.after(FIRST_PERIODIC_DELAY, &ctx.address(), RegisterTick(first));
-        if self.core.config.enable_acting_master {
-            let period = self.core.config.heartbeat_interval;
-            self.env.after(period, &ctx.address(), HeartbeatTick(self.env.now() + period));
-        }
+        // `BrokerController.start`: one forced registration, waited for; then the fixed-rate
+        // tasks are scheduled.
+        self.register(Job { reason: RegisterReason::Startup, changed: None, scheduled: None }, ctx);
     }
 }
 
-/// The fixed-rate registration task, scheduled for the given instant.
+/// A fixed-rate task of the scheduled thread falls due (at the given instant).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct RegisterTick(pub SimTime);
+struct Tick(Task, SimTime);
 
-impl Handler<RegisterTick> for Broker {
+impl Handler<Tick> for Broker {
     type Result = ();
-    fn handle(&mut self, RegisterTick(scheduled): RegisterTick, ctx: &mut Context<Self>) {
-        self.register(RegisterReason::Periodic, None);
-        let (next, delay) = self.env.fixed_rate_delay(scheduled, self.core.config.effective_register_period());
-        self.env.after(delay, &ctx.address(), RegisterTick(next));
+    fn handle(&mut self, Tick(task, scheduled): Tick, ctx: &mut Context<Self>) {
+        self.sched.due(scheduled, task.seq(), task);
+        self.pump(ctx);
     }
 }
 
-/// The 1 s lightweight heartbeat (acting-master mode only).
+/// The 1 s lightweight heartbeat (acting-master mode only), on its own thread.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct HeartbeatTick(pub SimTime);
@@ -159,41 +323,18 @@ impl Handler<HeartbeatTick> for Broker {
 impl Handler<Packet> for Broker {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        match p.body {
-            Body::Rmq(RmqMsg::RegisterBrokerReply { ok: false, .. }) => {
-                let namesrv = self.namesrv_name(p.from);
-                self.env.record(RmqNote::RequestFailed {
-                    namesrv,
-                    request: "REGISTER_BROKER",
-                    reason: "SYSTEM_ERROR register broker failed".into(),
-                });
-            }
-            Body::Rmq(RmqMsg::UnregisterBrokerReply { reply_to, .. }) => self.unregister_done(reply_to, ctx),
-            Body::Notice(Notice::SendFailed { msg, to, reason }) => {
-                let namesrv = self.namesrv_name(to);
-                self.env.record(RmqNote::RequestFailed { namesrv, request: "request", reason: format!("{reason:?}") });
-                self.unregister_done(msg, ctx);
-            }
-            // Replies to successful registrations and channel events need no action: the next
-            // registration opens a new channel if this one closed.
-            _ => {}
+        for done in self.remoting.on_packet(p) {
+            self.done(done, ctx);
         }
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct UnregisterTimeout(MsgId);
-
-impl Handler<UnregisterTimeout> for Broker {
+impl Handler<RequestTimeout> for Broker {
     type Result = ();
-    fn handle(&mut self, UnregisterTimeout(id): UnregisterTimeout, ctx: &mut Context<Self>) {
-        self.env.record(RmqNote::RequestFailed {
-            namesrv: "?".into(),
-            request: "UNREGISTER_BROKER",
-            reason: "timed out after 3s".into(),
-        });
-        self.unregister_done(id, ctx);
+    fn handle(&mut self, RequestTimeout(id): RequestTimeout, ctx: &mut Context<Self>) {
+        if let Some(done) = self.remoting.on_timeout(id) {
+            self.done(done, ctx);
+        }
     }
 }
 
@@ -206,7 +347,7 @@ impl Handler<Shutdown> for Broker {
     type Result = ();
     fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
         if self.shutdown.is_none() {
-            self.shutdown = Some(Unregistering { next: 0, waiting: None });
+            self.shutdown = Some(0);
             self.unregister_next(ctx);
         }
     }
@@ -219,7 +360,7 @@ pub struct ChangeTopics(pub TopicChange);
 
 impl Handler<ChangeTopics> for Broker {
     type Result = ();
-    fn handle(&mut self, ChangeTopics(change): ChangeTopics, _: &mut Context<Self>) {
+    fn handle(&mut self, ChangeTopics(change): ChangeTopics, ctx: &mut Context<Self>) {
         let detail = match &change {
             TopicChange::Upsert(t) => format!(
                 "upsert {} {}r/{}w {}",
@@ -231,9 +372,11 @@ impl Handler<ChangeTopics> for Broker {
             TopicChange::Delete(t) => format!("delete {t} (no registration is sent for a delete)"),
         };
         let changed = self.core.change_topics(self.env.now(), change);
+        self.persist();
         self.env.record(RmqNote::TopicsChanged { detail, version: self.core.data_version().to_string() });
         if !changed.is_empty() {
-            self.register(RegisterReason::TopicsChanged, Some(&changed));
+            let job = Job { reason: RegisterReason::TopicsChanged, changed: Some(changed), scheduled: None };
+            self.register(job, ctx);
         }
     }
 }
@@ -245,11 +388,11 @@ pub struct SetBrokerId(pub u64);
 
 impl Handler<SetBrokerId> for Broker {
     type Result = ();
-    fn handle(&mut self, SetBrokerId(id): SetBrokerId, _: &mut Context<Self>) {
+    fn handle(&mut self, SetBrokerId(id): SetBrokerId, ctx: &mut Context<Self>) {
         let from = self.core.config.broker_id;
         self.core.set_broker_id(id);
         self.env.record(RmqNote::BrokerIdChanged { from, to: id });
-        self.register(RegisterReason::IdChanged, None);
+        self.register(Job { reason: RegisterReason::IdChanged, changed: None, scheduled: None }, ctx);
     }
 }
 
@@ -260,10 +403,11 @@ pub struct SetPermission(pub u32);
 
 impl Handler<SetPermission> for Broker {
     type Result = ();
-    fn handle(&mut self, SetPermission(p): SetPermission, _: &mut Context<Self>) {
+    fn handle(&mut self, SetPermission(p): SetPermission, ctx: &mut Context<Self>) {
         self.core.set_permission(self.env.now(), p);
+        self.persist();
         self.env.record(RmqNote::PermissionChanged { perm: perm::to_text(p) });
-        self.register(RegisterReason::PermissionChanged, None);
+        self.register(Job { reason: RegisterReason::PermissionChanged, changed: None, scheduled: None }, ctx);
     }
 }
 

@@ -15,14 +15,15 @@ use crate::actors::scanner::Scanner;
 use crate::rocketmq::broker::{BrokerCore, TopicChange};
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
-use crate::sim::clock::SimTime;
+use crate::rocketmq::types::DataVersion;
+use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::invariants::Mutation;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
 use actix::prelude::*;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -48,6 +49,8 @@ pub struct Director {
     hung_since: BTreeMap<String, SimTime>,
     /// Where each Nacos process's spec is (scenarios may hold thousands).
     nacos: BTreeMap<String, nacos::NacosProc>,
+    /// Each broker's `topics.json` DataVersion, which survives its restarts.
+    disks: BTreeMap<String, Rc<Cell<Option<DataVersion>>>>,
 }
 
 impl Director {
@@ -68,7 +71,15 @@ impl Director {
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
         let env = Env { net, obs, node, epoch, label: Arc::from("fault"), mutation };
         let nacos = nacos::index(&scenario);
-        Director { env, scenario, nodes, running: BTreeMap::new(), hung_since: BTreeMap::new(), nacos }
+        Director {
+            env,
+            scenario,
+            nodes,
+            running: BTreeMap::new(),
+            hung_since: BTreeMap::new(),
+            nacos,
+            disks: BTreeMap::new(),
+        }
     }
 
     /// Starts the process `name` in the network and returns the environment of its actors.
@@ -98,9 +109,7 @@ impl Director {
         let (batcher, route_table) = (batcher_ctx.address(), table_ctx.address());
         // The process must be up before any of its actors sets a timer.
         let env = self.start_process(&spec.name, Some(route_table.clone().recipient()));
-        if let Some(idle) = spec.idle_close {
-            self.env.net.set_idle_timeout(env.node, idle);
-        }
+        self.idle_close(env.node, spec.idle_close);
         let scanner = Scanner::new(
             env.part("scanner"),
             table.clone(),
@@ -119,24 +128,41 @@ impl Director {
         self.running.insert(spec.name.clone(), Running::Namesrv(route_table));
     }
 
+    /// Netty's `IdleStateHandler` on this process's ends (or none).
+    fn idle_close(&self, node: NodeId, idle: Option<SimDuration>) {
+        if let Some(idle) = idle {
+            self.env.net.set_idle_timeout(node, idle);
+        }
+    }
+
+    /// `NettyRemotingClient`'s `namesrvIndex` starts at a random value below 999.
+    fn namesrv_index(&self) -> usize {
+        self.env.net.with_rng(|r| r.index(999))
+    }
+
     fn start_broker(&mut self, spec: &BrokerSpec) {
-        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), self.env.now());
+        let disk = self.disks.entry(spec.name.clone()).or_default().clone();
+        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), self.env.now(), disk.get());
+        disk.set(Some(core.data_version()));
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
+        let start_index = self.namesrv_index();
         let ctx = Context::<Broker>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let addr = ctx.run(Broker::new(env, core, namesrvs));
+        self.idle_close(env.node, spec.idle_close);
+        let addr = ctx.run(Broker::new(env, core, namesrvs, start_index, disk));
         self.running.insert(spec.name.clone(), Running::Broker(addr));
     }
 
     fn start_client(&mut self, spec: &ClientSpec) {
-        // NettyRemotingClient's namesrvIndex starts at a random value below 999.
-        let start_index = self.env.net.with_rng(|r| r.index(999));
-        let core = Rc::new(RefCell::new(RouteClientCore::new(spec.namesrvs.clone(), start_index)));
+        let start_index = self.namesrv_index();
+        let core = Rc::new(RefCell::new(RouteClientCore::new(spec.namesrvs.clone())));
         self.env.obs.world.set_client(&spec.name, Some(core.clone()));
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
         let ctx = Context::<RouteClient>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let actor = RouteClient::new(env, core, namesrvs, spec.topics.clone(), spec.poll_interval, spec.timeout);
+        self.idle_close(env.node, spec.idle_close);
+        let topics = spec.topics.clone();
+        let actor = RouteClient::new(env, core, namesrvs, start_index, topics, spec.poll_interval, spec.timeout);
         self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor)));
     }
 

@@ -14,7 +14,9 @@
 //! | [`nacos_app::NacosApp`] | `nacos::beat`, `nacos::http` | `NacosNamingService`, `BeatReactor`, `NamingProxy` |
 //! | [`nacos_subscriber::NacosSubscriber`] | `nacos::subscriber` | 1.x `HostReactor`, `PushReceiver` |
 //!
-//! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share.
+//! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
+//! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
+//! broker and route-client actors.
 
 pub mod batcher;
 pub mod broker;
@@ -27,6 +29,7 @@ pub mod nacos_server;
 pub mod nacos_subscriber;
 pub mod namesrv;
 pub mod network;
+pub mod remoting;
 pub mod route_client;
 pub mod scanner;
 

@@ -7,6 +7,11 @@
 //! is scheduled when that registration returns. SIGTERM deregisters every instance in turn
 //! (`removeBeatInfo`, then `DELETE`) and exits. Several instances in one process share the
 //! reactor's light-beat flag: that is how "light beats are reactor-wide" shows.
+//!
+//! The reactor's `ScheduledThreadPoolExecutor` has `beat_threads` threads (`max(1, cores / 2)`
+//! by default), and a `BeatTask` holds its thread for its whole `sendBeat` — every retry, read
+//! timeout and 20404 re-registration included. A beat stuck on a black-holed server therefore
+//! keeps the other instances' beats waiting once every thread is stuck.
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
@@ -37,10 +42,11 @@ pub struct AppInstance {
 
 /// What an HTTP call is for.
 enum Purpose {
-    /// `then`: the beat chain to resume when this (20404) registration returns.
+    /// `then` is set for a `BeatTask`'s 20404 re-registration: the chain to resume (if it was
+    /// not stopped meanwhile) when the registration returns.
     Register {
         idx: usize,
-        then: Option<(TaskId, SimDuration)>,
+        then: Option<Option<(TaskId, SimDuration)>>,
     },
     Beat {
         idx: usize,
@@ -72,14 +78,19 @@ pub struct NacosApp {
     /// Each instance's two beat requests, light and full, built once per chain: the query
     /// parameters and body never change for a `BeatInfo`, so a beat is one shared pointer.
     requests: Vec<Option<(TaskId, [Arc<BeatReq>; 2])>>,
+    /// The executor's threads, and how many a `BeatTask` holds now.
+    threads: usize,
+    busy: usize,
 }
 
 impl NacosApp {
-    /// `servers` is the `NamingService`'s server list; `read_timeout` its `rtimeout`.
+    /// `servers` is the `NamingService`'s server list; `read_timeout` its `rtimeout`;
+    /// `threads` its `BeatReactor`'s thread count.
     pub fn new(
         env: Env,
         servers: Vec<(Arc<str>, NodeId)>,
         read_timeout: SimDuration,
+        threads: usize,
         instances: Vec<AppInstance>,
     ) -> Self {
         let registered = vec![false; instances.len()];
@@ -95,6 +106,8 @@ impl NacosApp {
             due: VecDeque::new(),
             armed: None,
             requests,
+            threads: threads.max(1),
+            busy: 0,
         }
     }
 
@@ -102,7 +115,7 @@ impl NacosApp {
         &mut self,
         idx: usize,
         instance: Instance,
-        then: Option<(TaskId, SimDuration)>,
+        then: Option<Option<(TaskId, SimDuration)>>,
         ctx: &mut Context<Self>,
     ) {
         let service = self.instances[idx].service.clone();
@@ -126,22 +139,40 @@ impl NacosApp {
         self.arm(ctx);
     }
 
-    /// Keeps one timer set for the earliest scheduled run.
+    /// Keeps one timer set for the earliest scheduled run, while a thread is free to run it (a
+    /// thread that frees up looks for due runs itself).
     fn arm(&mut self, ctx: &mut Context<Self>) {
         let Some(&(at, ..)) = self.due.front() else { return };
-        if self.armed.is_some_and(|armed| armed <= at) {
+        if self.busy >= self.threads || self.armed.is_some_and(|armed| armed <= at) {
             return;
         }
         self.armed = Some(at);
         self.env.after(at.since(self.env.now()), &ctx.address(), Wake(at));
     }
 
-    /// A `BeatTask` run.
+    /// Runs the due `BeatTask`s, as many as there are free threads, earliest first.
+    fn run_due(&mut self, ctx: &mut Context<Self>) {
+        let now = self.env.now();
+        while self.busy < self.threads && self.due.front().is_some_and(|(t, ..)| *t <= now) {
+            let Some((_, idx, task)) = self.due.pop_front() else { break };
+            self.beat(idx, task, ctx);
+        }
+        self.arm(ctx);
+    }
+
+    /// A `BeatTask` run ended (its beat, and any re-registration it made, returned).
+    fn release(&mut self, ctx: &mut Context<Self>) {
+        self.busy = self.busy.saturating_sub(1);
+        self.run_due(ctx);
+    }
+
+    /// A `BeatTask` run: it holds a thread until its request ends.
     fn beat(&mut self, idx: usize, task: TaskId, ctx: &mut Context<Self>) {
         let Some(beat) = self.reactor.beat(task) else {
             self.requests[idx] = None;
             return;
         };
+        self.busy += 1;
         let [light, full] = match &mut self.requests[idx] {
             Some((built_for, requests)) if *built_for == task => requests,
             slot => {
@@ -172,22 +203,23 @@ impl NacosApp {
                 let instance = self.instances[idx].name.clone();
                 self.env.record(NacosNote::Beat { instance, server, light, code: reply.code, next: after.next });
                 match after.reregister {
+                    // The BeatTask registers inside its run: its thread stays busy until then.
                     Some(again) => {
                         self.record_registering(idx, RegisterReason::NotFound, None);
-                        self.register(idx, again, after.next.map(|d| (task, d)), ctx);
+                        let then = Some(after.next.map(|d| (task, d)));
+                        self.register(idx, again, then, ctx);
                     }
                     None => {
                         if let Some(d) = after.next {
                             self.schedule_beat(idx, task, d, ctx);
                         }
+                        self.release(ctx);
                     }
                 }
             }
             Outcome::Answered { purpose: Purpose::Register { idx, then }, server, .. } => {
                 self.env.record(NacosNote::Registered { instance: self.instances[idx].name.clone(), server });
-                if let Some((task, d)) = then {
-                    self.schedule_beat(idx, task, d, ctx);
-                }
+                self.beat_task_registered(idx, then, ctx);
             }
             Outcome::Answered { purpose: Purpose::Deregister { idx }, server, .. } => {
                 self.env.record(NacosNote::Deregistered {
@@ -203,20 +235,35 @@ impl NacosApp {
                 if let Some(d) = next_beat {
                     self.schedule_beat(idx, task, d, ctx);
                 }
+                self.release(ctx);
             }
             Outcome::Failed { purpose: Purpose::Register { idx, then }, api, failure } => {
                 // The BeatTask ignores a failed re-registration and carries on.
                 let instance = self.instances[idx].name.clone();
-                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat: then.map(|(_, d)| d) });
-                if let Some((task, d)) = then {
-                    self.schedule_beat(idx, task, d, ctx);
-                }
+                let next_beat = then.flatten().map(|(_, d)| d);
+                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
+                self.beat_task_registered(idx, then, ctx);
             }
             Outcome::Failed { purpose: Purpose::Deregister { idx }, .. } => {
                 self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name.clone(), server: None });
                 self.deregister_next(ctx);
             }
         }
+    }
+
+    /// A registration returned. `then` is set when a `BeatTask` made it (on 20404): the task
+    /// schedules its next beat, if its chain still runs, and frees its thread.
+    fn beat_task_registered(
+        &mut self,
+        idx: usize,
+        then: Option<Option<(TaskId, SimDuration)>>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(then) = then else { return };
+        if let Some((task, d)) = then {
+            self.schedule_beat(idx, task, d, ctx);
+        }
+        self.release(ctx);
     }
 
     fn record_registering(&self, idx: usize, reason: RegisterReason, first_beat: Option<SimDuration>) {
@@ -295,12 +342,7 @@ impl Handler<Wake> for NacosApp {
             return;
         }
         self.armed = None;
-        let now = self.env.now();
-        while self.due.front().is_some_and(|(t, ..)| *t <= now) {
-            let Some((_, idx, task)) = self.due.pop_front() else { break };
-            self.beat(idx, task, ctx);
-        }
-        self.arm(ctx);
+        self.run_due(ctx);
     }
 }
 

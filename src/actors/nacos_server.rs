@@ -34,7 +34,25 @@ pub struct NacosServer {
     push_timer: Option<(SimTime, TimerId)>,
     /// Where each UDP subscriber (`clientIP:udpPort`) lives, learned from its list queries.
     udp: BTreeMap<ClientKey, NodeId>,
+    /// `UdpConnector.ackMap`: pushes sent and not acknowledged yet, by ack key.
+    unacked: BTreeMap<u64, Unacked>,
+    next_ack: u64,
 }
+
+/// A push waiting for its ack (`AckEntry`).
+struct Unacked {
+    service: crate::nacos::types::ServiceKey,
+    subscriber: ClientKey,
+    node: NodeId,
+    data: Arc<ServiceInfo>,
+    /// `AckEntry.retryTimes`: 1 after the first send.
+    sends: u32,
+}
+
+/// `Constants.ACK_TIMEOUT_NANOS`: a push not acknowledged within 10 s is sent again.
+pub const UDP_ACK_TIMEOUT: SimDuration = SimDuration::from_secs(10);
+/// `Constants.UDP_MAX_RETRY_TIMES`: one resend; then the push is given up.
+pub const UDP_MAX_RETRY_TIMES: u32 = 1;
 
 impl NacosServer {
     pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, push_delay: SimDuration) -> Self {
@@ -47,6 +65,8 @@ impl NacosServer {
             push,
             push_timer: None,
             udp: BTreeMap::new(),
+            unacked: BTreeMap::new(),
+            next_ack: 0,
         }
     }
 
@@ -100,8 +120,30 @@ impl NacosServer {
         self.push_timer = Some((at, timer));
     }
 
+    /// `UdpConnector#sendDataWithCallback`: one datagram, and a retry timer for its ack.
+    fn send_push(
+        &mut self,
+        service: &crate::nacos::types::ServiceKey,
+        subscriber: &ClientKey,
+        data: &Arc<ServiceInfo>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(&node) = self.udp.get(subscriber) else { return };
+        self.next_ack += 1;
+        let ack = self.next_ack;
+        self.push_env.net.send_datagram(
+            self.push_env.node,
+            node,
+            Body::Nacos(NacosMsg::Push { data: data.clone(), ack }),
+        );
+        let pending =
+            Unacked { service: service.clone(), subscriber: subscriber.clone(), node, data: data.clone(), sends: 1 };
+        self.unacked.insert(ack, pending);
+        self.push_env.after(UDP_ACK_TIMEOUT, &ctx.address(), AckTimeout(ack));
+    }
+
     /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
-    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets) {
+    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets, ctx: &mut Context<Self>) {
         let now = self.env.now();
         let (data, subscribers) = {
             let mut core = self.core.borrow_mut();
@@ -121,9 +163,7 @@ impl NacosServer {
         };
         let healthy = data.hosts.iter().filter(|h| h.healthy).count();
         for subscriber in &subscribers {
-            if let Some(node) = self.udp.get(subscriber) {
-                self.push_env.send(*node, Body::Nacos(NacosMsg::Push(data.clone())));
-            }
+            self.send_push(service, subscriber, &data, ctx);
         }
         self.push_env.record(NacosNote::Pushed {
             service: service.clone(),
@@ -179,8 +219,13 @@ impl Handler<Packet> for NacosServer {
                 self.reply(&p, Answer::List(info));
                 changes
             }
-            // Replies and pushes are not for a server; failed UDP sends are not reported.
-            NacosMsg::Reply { .. } | NacosMsg::Push(_) => return,
+            NacosMsg::PushAck { ack } => {
+                // UdpReceiver: the ack removes the AckEntry; no retry will follow.
+                self.unacked.remove(ack);
+                return;
+            }
+            // Replies and pushes are not for a server.
+            NacosMsg::Reply { .. } | NacosMsg::Push { .. } => return,
         };
         if !changes.is_empty() {
             self.changed(changes, ctx);
@@ -215,9 +260,34 @@ impl Handler<PushTick> for NacosServer {
     fn handle(&mut self, _: PushTick, ctx: &mut Context<Self>) {
         self.push_timer = None;
         for (service, targets) in self.push.take_ripe(self.env.now()) {
-            self.push_service(&service, targets);
+            self.push_service(&service, targets, ctx);
         }
         self.rearm_push(ctx);
+    }
+}
+
+/// `UdpRetrySender`: the ack of push `ack` did not come within 10 s.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct AckTimeout(u64);
+
+impl Handler<AckTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, AckTimeout(ack): AckTimeout, ctx: &mut Context<Self>) {
+        let Some(p) = self.unacked.get_mut(&ack) else { return };
+        let (service, subscriber) = (p.service.clone(), p.subscriber.clone());
+        if p.sends > UDP_MAX_RETRY_TIMES {
+            // "max re-push times reached": the callback fails with NoRequiredRetryException, so
+            // no new push task is made; the subscriber catches up at its next poll.
+            self.unacked.remove(&ack);
+            self.push_env.record(NacosNote::PushGaveUp { service, subscriber });
+            return;
+        }
+        p.sends += 1;
+        let body = Body::Nacos(NacosMsg::Push { data: p.data.clone(), ack });
+        self.push_env.net.send_datagram(self.push_env.node, p.node, body);
+        self.push_env.after(UDP_ACK_TIMEOUT, &ctx.address(), AckTimeout(ack));
+        self.push_env.record(NacosNote::PushResent { service, subscriber });
     }
 }
 

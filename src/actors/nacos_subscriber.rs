@@ -162,9 +162,11 @@ impl Handler<UpdateTick> for NacosSubscriber {
 impl Handler<Packet> for NacosSubscriber {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        if let Body::Nacos(NacosMsg::Push(info)) = &p.body {
-            // The ack back to the server is not modelled: it only stops UDP retries.
-            self.pushed(info.clone(), p.from);
+        if let Body::Nacos(NacosMsg::Push { data, ack }) = &p.body {
+            // PushReceiver#run: process the data, then answer the sender's address with a
+            // push-ack datagram, which stops the server's retries.
+            self.pushed(data.clone(), p.from);
+            self.env.net.send_datagram(self.env.node, p.from, Body::Nacos(NacosMsg::PushAck { ack: *ack }));
             return;
         }
         for o in self.http.on_packet(&p, ctx) {

@@ -14,7 +14,7 @@ use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::ids::ChannelId;
-use crate::sim::packet::{Body, Notice, Packet};
+use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -137,6 +137,20 @@ impl Handler<Packet> for RouteTable {
                 self.env.record(RmqNote::RouteServed { topic: topic.clone(), found: route.is_some() });
                 let reply = RmqMsg::RouteInfo { reply_to: p.id, topic: topic.clone(), route };
                 self.env.send_on(p.channel, Body::Rmq(reply));
+            }
+            Body::Rmq(RmqMsg::GetClusterInfo) => {
+                // `getAllClusterInfo`: the answer's content does not matter to routes; the
+                // request keeps this channel busy for both ends' idle timers.
+                self.env.record(RmqNote::ClusterInfoServed { channel: p.channel });
+                let reply = RmqMsg::GetClusterInfoReply { reply_to: p.id };
+                self.env.send_on(p.channel, Body::Rmq(reply));
+            }
+            Body::Notice(Notice::ChannelClosed { channel, kind: CloseKind::Idle, .. }) => {
+                // NettyConnectManageHandler#userEventTriggered: ALL_IDLE closes the channel and
+                // raises IDLE; the close raises CLOSE (channelInactive) as well. Both reach
+                // onChannelDestroy, so the entry is queued twice, like the scan's #3310 pair.
+                self.channel_destroyed(*channel);
+                self.channel_destroyed(*channel);
             }
             Body::Notice(Notice::ChannelClosed { channel, .. }) => self.channel_destroyed(*channel),
             _ => {}

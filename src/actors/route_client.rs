@@ -1,23 +1,28 @@
 //! The route client actor: a producer's or consumer's `MQClientInstance` route refresh.
 //!
-//! 10 ms after start and then every `poll_interval` it asks its chosen name server for each
-//! topic's route (`GET_ROUTEINFO_BY_TOPIC`, 3 s timeout). A failed or timed-out request closes
-//! the channel and makes the next poll choose another name server. The cache logic — including
-//! keeping a stale route on `TOPIC_NOT_EXIST` — is `rocketmq::client::RouteClientCore`.
+//! 10 ms after start and then every `poll_interval` (fixed rate) it runs
+//! `updateTopicRouteInfoFromNameServer()`: for each topic in turn, `GET_ROUTEINFO_BY_TOPIC` to
+//! its chosen name server (`invokeSync(null, ..., mqClientApiTimeout = 3 s)`), each request
+//! waiting for the one before. A request that times out closes the channel, so the next one
+//! chooses another name server; a dead name server therefore costs one timeout per round, not
+//! one per topic. The cache logic — including keeping a stale route on `TOPIC_NOT_EXIST` — is
+//! `rocketmq::client::RouteClientCore`.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::network::TimerId;
+use crate::actors::remoting::{Done, Remoting, RequestTimeout};
 use crate::rocketmq::client::{RouteClientCore, RouteUpdate};
 use crate::rocketmq::notes::RmqNote;
+use crate::rocketmq::types::TopicRouteData;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::subject::describe_route_brief;
 use crate::sim::ids::NodeId;
-use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use crate::sim::packet::Packet;
 use actix::prelude::*;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// `MQClientInstance.startScheduledTask`: the first route refresh runs 10 ms after start.
 const FIRST_POLL_DELAY: SimDuration = SimDuration::from_millis(10);
@@ -27,50 +32,61 @@ const VIEW_GROUPS: usize = 8;
 pub struct RouteClient {
     env: Env,
     core: Rc<RefCell<RouteClientCore>>,
-    namesrvs: BTreeMap<String, NodeId>,
+    remoting: Remoting<String>,
     topics: Vec<String>,
     poll_interval: SimDuration,
     timeout: SimDuration,
-    /// Requests in flight: id → (topic, name server, timeout timer).
-    pending: BTreeMap<MsgId, (String, String, TimerId)>,
+    /// The round in progress: when it was scheduled, and the topics still to ask for.
+    round: Option<(SimTime, VecDeque<String>)>,
 }
 
 impl RouteClient {
     pub fn new(
         env: Env,
         core: Rc<RefCell<RouteClientCore>>,
-        namesrvs: BTreeMap<String, NodeId>,
+        namesrvs: Vec<(String, NodeId)>,
+        start_index: usize,
         topics: Vec<String>,
         poll_interval: SimDuration,
         timeout: SimDuration,
     ) -> Self {
-        RouteClient { env, core, namesrvs, topics, poll_interval, timeout, pending: BTreeMap::new() }
+        let remoting = Remoting::new(env.clone(), namesrvs, start_index);
+        RouteClient { env, core, remoting, topics, poll_interval, timeout, round: None }
     }
 
-    fn poll(&mut self, ctx: &mut Context<Self>) {
-        for topic in self.topics.clone() {
-            let ns = self.core.borrow_mut().namesrv().to_string();
-            let id = self.env.send(self.namesrvs[&ns], Body::Rmq(RmqMsg::GetRouteInfo { topic: topic.clone() }));
-            let timer = self.env.after(self.timeout, &ctx.address(), PollTimeout(id));
-            self.pending.insert(id, (topic, ns, timer));
+    /// Asks for the next topic of the round, or ends the round.
+    fn next_topic(&mut self, ctx: &mut Context<Self>) {
+        let Some((scheduled, queue)) = &mut self.round else { return };
+        let Some(topic) = queue.pop_front() else {
+            // `scheduleAtFixedRate`: the next round is one period after this one was due.
+            let scheduled = *scheduled;
+            self.round = None;
+            let (next, delay) = self.env.fixed_rate_delay(scheduled, self.poll_interval);
+            self.env.after(delay, &ctx.address(), PollTick(next));
+            return;
+        };
+        let ns = self.remoting.choose();
+        self.core.borrow_mut().set_current(ns);
+        let msg = RmqMsg::GetRouteInfo { topic: topic.clone() };
+        self.remoting.invoke_sync(ns, msg, self.timeout, topic, ctx);
+    }
+
+    fn done(&mut self, done: Done<String>, ctx: &mut Context<Self>) {
+        match done {
+            Done::Answered { purpose: topic, namesrv, reply: RmqMsg::RouteInfo { route, .. } } => {
+                let namesrv = self.remoting.name(namesrv).to_string();
+                self.answered(&topic, namesrv, route);
+            }
+            Done::Answered { .. } => {}
+            Done::Failed { namesrv, failure, .. } => {
+                let namesrv = self.remoting.name(namesrv).to_string();
+                self.env.record(RmqNote::PollFailed { namesrv, reason: failure.to_string() });
+            }
         }
+        self.next_topic(ctx);
     }
 
-    fn failed(&mut self, id: MsgId, reason: String) {
-        let Some((_, ns, timer)) = self.pending.remove(&id) else { return };
-        self.env.net.cancel(timer);
-        self.core.borrow_mut().channel_failed(&ns);
-        self.env.record(RmqNote::PollFailed { namesrv: ns, reason });
-    }
-
-    fn answered(
-        &mut self,
-        id: MsgId,
-        topic: &str,
-        route: Option<std::sync::Arc<crate::rocketmq::types::TopicRouteData>>,
-    ) {
-        let Some((_, namesrv, timer)) = self.pending.remove(&id) else { return };
-        self.env.net.cancel(timer);
+    fn answered(&mut self, topic: &str, namesrv: String, route: Option<Arc<TopicRouteData>>) {
         let update = self.core.borrow_mut().on_route(topic, route);
         let view = || describe_route_brief(self.core.borrow().route(topic), VIEW_GROUPS);
         let topic = topic.to_string();
@@ -109,37 +125,25 @@ pub struct PollTick(pub SimTime);
 impl Handler<PollTick> for RouteClient {
     type Result = ();
     fn handle(&mut self, PollTick(scheduled): PollTick, ctx: &mut Context<Self>) {
-        self.poll(ctx);
-        let (next, delay) = self.env.fixed_rate_delay(scheduled, self.poll_interval);
-        self.env.after(delay, &ctx.address(), PollTick(next));
+        self.round = Some((scheduled, self.topics.iter().cloned().collect()));
+        self.next_topic(ctx);
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct PollTimeout(MsgId);
-
-impl Handler<PollTimeout> for RouteClient {
+impl Handler<RequestTimeout> for RouteClient {
     type Result = ();
-    fn handle(&mut self, PollTimeout(id): PollTimeout, _: &mut Context<Self>) {
-        // clientCloseSocketIfTimeout: the timed-out channel is closed, so the next request
-        // chooses a name server again.
-        if let Some((_, ns, _)) = self.pending.get(&id) {
-            if let Some(channel) = self.env.net.current_channel(self.env.node, self.namesrvs[ns]) {
-                self.env.net.close(self.env.node, channel, "request timed out");
-            }
+    fn handle(&mut self, RequestTimeout(id): RequestTimeout, ctx: &mut Context<Self>) {
+        if let Some(done) = self.remoting.on_timeout(id) {
+            self.done(done, ctx);
         }
-        self.failed(id, format!("no answer within {}", self.timeout));
     }
 }
 
 impl Handler<Packet> for RouteClient {
     type Result = ();
-    fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
-        match p.body {
-            Body::Rmq(RmqMsg::RouteInfo { reply_to, topic, route }) => self.answered(reply_to, &topic, route),
-            Body::Notice(Notice::SendFailed { msg, reason, .. }) => self.failed(msg, format!("{reason:?}")),
-            _ => {}
+    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        for done in self.remoting.on_packet(p) {
+            self.done(done, ctx);
         }
     }
 }

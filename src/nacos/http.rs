@@ -2,8 +2,11 @@
 //! bookkeeping of requests in flight with their read timeouts.
 //!
 //! `reqApi` draws a random start index **per call**, tries each configured server once in order,
-//! and fails after all of them failed. A server attempt fails on a refused or timed-out connect,
-//! on a non-2xx answer, on a connection closed under the request, and on the read timeout
+//! and fails after all of them failed. A list of exactly one server is different: the
+//! `NamingProxy` constructor takes it as the *domain* (`nacosDomain = serverList`), and a domain
+//! is tried `namingRequestDomainMaxRetryCount` times (`REQUEST_DOMAIN_RETRY_COUNT` = 3), each
+//! retry at once. A server attempt fails on a refused or timed-out connect, on a non-2xx answer,
+//! on a connection closed under the request, and on the read timeout
 //! (`com.alibaba.nacos.client.naming.rtimeout`, 50 s by default) — the only way a request on an
 //! established connection that went silent (a partition after connecting, a stopped server) ever
 //! ends.
@@ -47,23 +50,29 @@ impl fmt::Display for Failure {
     }
 }
 
+/// `UtilAndComs.REQUEST_DOMAIN_RETRY_COUNT`: how often a one-server list (a domain) is tried.
+pub const REQUEST_DOMAIN_RETRY_COUNT: usize = 3;
+
 /// One `reqApi` call's walk over the server list.
 #[derive(Clone, Debug)]
 pub struct ReqApi {
     servers: usize,
     index: usize,
     tried: usize,
+    /// Attempts allowed: every server once, or the domain `REQUEST_DOMAIN_RETRY_COUNT` times.
+    tries: usize,
 }
 
 impl ReqApi {
     /// `start` is `random.nextInt(servers)`.
     pub fn new(servers: usize, start: usize) -> Self {
-        ReqApi { servers, index: start % servers.max(1), tried: 0 }
+        let tries = if servers == 1 { REQUEST_DOMAIN_RETRY_COUNT } else { servers };
+        ReqApi { servers, index: start % servers.max(1), tried: 0, tries }
     }
 
-    /// The next server to try, or `None` once every server has been tried.
+    /// The next server to try, or `None` once the call has used its attempts.
     pub fn next_server(&mut self) -> Option<usize> {
-        if self.tried >= self.servers {
+        if self.tried >= self.tries {
             return None;
         }
         let i = self.index;
@@ -163,6 +172,15 @@ mod tests {
         let mut r = ReqApi::new(3, 2);
         let order: Vec<usize> = std::iter::from_fn(|| r.next_server()).collect();
         assert_eq!(order, [2, 0, 1]);
+    }
+
+    #[test]
+    fn a_single_server_is_a_domain_and_is_tried_three_times() {
+        // Nacos 1.4.x NamingProxy(): serverList.size() == 1 → nacosDomain; reqApi retries the
+        // domain maxRetry = REQUEST_DOMAIN_RETRY_COUNT (3) times, any NacosException each time.
+        let mut r = ReqApi::new(1, 0);
+        let order: Vec<usize> = std::iter::from_fn(|| r.next_server()).collect();
+        assert_eq!(order, [0, 0, 0]);
     }
 
     #[test]

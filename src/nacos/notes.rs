@@ -147,6 +147,16 @@ pub enum NacosNote {
         healthy: usize,
         subscribers: usize,
     },
+    /// `UdpRetrySender`: no ack within 10 s, the same datagram is sent again.
+    PushResent {
+        service: ServiceKey,
+        subscriber: ClientKey,
+    },
+    /// The resend went unacknowledged too: the push is given up (no new push task).
+    PushGaveUp {
+        service: ServiceKey,
+        subscriber: ClientKey,
+    },
 
     // ---- subscriber ----
     /// `view` is `hosts` in one line, for reading.
@@ -340,6 +350,13 @@ impl fmt::Display for NacosNote {
                 write!(f, "{service} poll to {server}: {what}; next poll in {}", secs(*n))
             }
             PushUnchanged { service, server } => write!(f, "{service} push from {server}: unchanged"),
+            PushResent { service, subscriber } => {
+                write!(f, "{service} push to {subscriber}: no ack within 10s, sent again (UdpRetrySender)")
+            }
+            PushGaveUp { service, subscriber } => write!(
+                f,
+                "{service} push to {subscriber}: still no ack after the resend; given up until its next poll (UDP_MAX_RETRY_TIMES = 1)"
+            ),
             PollFailed { service, failure, next: n } => {
                 write!(f, "{service} poll failed ({failure}); next poll in {}", secs(*n))
             }

@@ -260,9 +260,10 @@ pub fn check_instance_is_legal(metadata: &Metadata) -> Result<(), String> {
     Ok(())
 }
 
-/// Java's `Boolean.parseBoolean`: true only for "true", ignoring case.
-pub fn parse_boolean(value: &str) -> bool {
-    value.eq_ignore_ascii_case("true")
+/// Nacos's `ConvertUtils.toBoolean(String)`: true for `y`, `yes`, `on`, `true` and `t`, in any
+/// case (`TRUE_SET`, matched after `toLowerCase`); anything else is false.
+pub fn convert_to_boolean(value: &str) -> bool {
+    matches!(value.to_ascii_lowercase().as_str(), "y" | "yes" | "on" | "true" | "t")
 }
 
 #[cfg(test)]
@@ -271,6 +272,17 @@ mod tests {
 
     fn md(pairs: &[(&str, &str)]) -> Metadata {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn enable_client_beat_reads_the_way_convert_utils_does() {
+        // Nacos ConvertUtils.toBoolean(String): TRUE_SET = {y, yes, on, true, t}, lower-cased
+        for yes in ["true", "TRUE", "t", "T", "yes", "Y", "on", "On"] {
+            assert!(convert_to_boolean(yes), "{yes}");
+        }
+        for no in ["false", "1", "", "enabled", "tru", "off"] {
+            assert!(!convert_to_boolean(no), "{no}");
+        }
     }
 
     #[test]

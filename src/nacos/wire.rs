@@ -29,8 +29,11 @@ pub enum NacosMsg {
     List(Arc<ListReq>),
     /// The HTTP response to request `reply_to`.
     Reply { reply_to: MsgId, answer: Answer },
-    /// A UDP push of a service's current data (`PushExecutorUdpImpl`).
-    Push(Arc<ServiceInfo>),
+    /// A UDP push of a service's current data (`PushExecutorUdpImpl`). `ack` is the key the
+    /// subscriber's acknowledgement names (`AckEntry`: its address and the data's `lastRefTime`).
+    Push { data: Arc<ServiceInfo>, ack: u64 },
+    /// The `PushReceiver`'s UDP answer to a push: `{"type": "push-ack", "lastRefTime": ...}`.
+    PushAck { ack: u64 },
 }
 
 #[derive(Debug)]
@@ -96,7 +99,8 @@ impl NacosMsg {
             NacosMsg::Beat(_) => API_BEAT,
             NacosMsg::List(_) => API_LIST,
             NacosMsg::Reply { .. } => "HTTP response",
-            NacosMsg::Push(_) => "UDP push",
+            NacosMsg::Push { .. } => "UDP push",
+            NacosMsg::PushAck { .. } => "UDP push-ack",
         }
     }
 }

@@ -12,6 +12,19 @@ use crate::sim::clock::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// `registerBrokerTimeoutMills` (5.x; 6 s in 4.x): each name server's `REGISTER_BROKER` and the
+/// latch `registerBrokerAll` waits on.
+pub const REGISTER_TIMEOUT: SimDuration = SimDuration::from_secs(24);
+/// `BrokerController.start`: `refreshMetadata` (`GET_BROKER_CLUSTER_INFO`) at fixed rate, first
+/// after 10 s, then every 5 s, each `invokeSync(null, ..., 3000)`.
+pub const REFRESH_DELAY: SimDuration = SimDuration::from_secs(10);
+pub const REFRESH_PERIOD: SimDuration = SimDuration::from_secs(5);
+pub const REFRESH_TIMEOUT: SimDuration = SimDuration::from_secs(3);
+/// `BrokerOuterAPI.unregisterBrokerAll`: `invokeSync(..., 3000)` per name server, in turn.
+pub const UNREGISTER_TIMEOUT: SimDuration = SimDuration::from_secs(3);
+/// `BrokerController.start`: the periodic registration starts 10 s after start-up.
+pub const FIRST_PERIODIC_DELAY: SimDuration = SimDuration::from_secs(10);
+
 /// `BrokerConfig` fields that matter to route registration, with RocketMQ's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrokerConfig {
@@ -33,6 +46,10 @@ pub struct BrokerConfig {
     /// Whether the broker holds the system topics every real broker creates at start-up
     /// (see [`system_topics`]). Turning it off lets a one-topic broker meet the #4522 guard.
     pub system_topics: bool,
+    /// `registerBrokerTimeoutMills`, default 24 s.
+    pub register_timeout: SimDuration,
+    /// Whether the 5.x `refreshMetadata` poll runs (it always does in 5.x; 4.x brokers have none).
+    pub refresh_metadata: bool,
 }
 
 impl BrokerConfig {
@@ -48,6 +65,8 @@ impl BrokerConfig {
             not_active_timeout: SimDuration::from_secs(10),
             permission: perm::READ_WRITE,
             system_topics: true,
+            register_timeout: REGISTER_TIMEOUT,
+            refresh_metadata: true,
         }
     }
 
@@ -95,10 +114,13 @@ pub struct BrokerCore {
 }
 
 impl BrokerCore {
-    pub fn new(config: BrokerConfig, topics: Vec<TopicConfig>, now: SimTime) -> Self {
+    /// A broker starting at `now`. `stored` is the DataVersion its `topics.json` holds from an
+    /// earlier run: `TopicConfigManager#decode` loads it (`dataVersion.assignNewOne`), so a
+    /// restarted broker registers with the version it had, not a new one.
+    pub fn new(config: BrokerConfig, topics: Vec<TopicConfig>, now: SimTime, stored: Option<DataVersion>) -> Self {
         let builtin = if config.system_topics { system_topics(&config) } else { Vec::new() };
         let topics: BTreeMap<_, _> = builtin.into_iter().chain(topics).map(|t| (t.topic_name.clone(), t)).collect();
-        let data_version = DataVersion::new(now);
+        let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
         BrokerCore { config, topics, data_version, wrapper }
     }
@@ -212,14 +234,14 @@ mod tests {
     fn core() -> BrokerCore {
         let mut cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
         cfg.system_topics = false;
-        BrokerCore::new(cfg, vec![TopicConfig::new("T1"), TopicConfig::new("T2")], SimTime(0))
+        BrokerCore::new(cfg, vec![TopicConfig::new("T1"), TopicConfig::new("T2")], SimTime(0), None)
     }
 
     #[test]
     fn every_registration_carries_the_system_topics_unless_turned_off() {
         // RocketMQ TopicConfigManager(BrokerController): SELF_TEST_TOPIC, cluster and broker topics
         let cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
-        let b = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(0));
+        let b = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(0), None);
         let w = b.full_registration().topic_config_wrapper.unwrap();
         let names: Vec<&str> = w.topic_config_table.keys().map(String::as_str).collect();
         assert_eq!(names, ["SELF_TEST_TOPIC", "T1", "broker-a", "c"]);
@@ -268,6 +290,17 @@ mod tests {
         let w = b.full_registration().topic_config_wrapper.unwrap();
         assert!(w.topic_config_table.values().all(|t| t.perm == perm::READ));
         assert_eq!(b.topics()["T1"].perm, perm::READ_WRITE, "the broker's own table keeps rw");
+    }
+
+    #[test]
+    fn a_restarted_broker_registers_the_data_version_it_stored() {
+        // RocketMQ TopicConfigManager#decode: dataVersion.assignNewOne(wrapper.getDataVersion())
+        let mut before = core();
+        before.change_topics(SimTime(50), TopicChange::Upsert(TopicConfig::new("T3")));
+        let stored = before.data_version();
+        let cfg = before.config.clone();
+        let after = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(90_000), Some(stored));
+        assert_eq!(after.full_registration().topic_config_wrapper.unwrap().data_version, stored);
     }
 
     #[test]

@@ -23,52 +23,69 @@ pub enum RouteUpdate {
     NotExist,
 }
 
-pub struct RouteClientCore {
-    namesrvs: Vec<String>,
+/// `NettyRemotingClient`'s choice of name server for `invokeSync(null, ...)`
+/// (`getAndCreateNameserverChannelAsync`): it keeps `namesrvAddrChoosed` while that channel is
+/// OK (open), and otherwise moves `namesrvIndex` on by one and takes the next in the list. A
+/// client therefore reads everything from one name server until its channel to it fails or
+/// closes — a timed-out request closes it (`clientCloseSocketIfTimeout`).
+#[derive(Clone, Debug)]
+pub struct NamesrvChooser {
+    count: usize,
     /// `namesrvIndex`: starts at a random value, advanced on every re-choice.
     index: usize,
     chosen: Option<usize>,
+}
+
+impl NamesrvChooser {
+    /// `start_index` is drawn from the run's RNG (Java: `random.nextInt(999)`).
+    pub fn new(count: usize, start_index: usize) -> Self {
+        NamesrvChooser { count, index: start_index, chosen: None }
+    }
+
+    /// The name server to ask now; `chosen_ok` says whether the chosen one's channel is open.
+    pub fn choose(&mut self, chosen_ok: bool) -> usize {
+        match self.chosen {
+            Some(i) if chosen_ok => i,
+            _ => {
+                self.index = self.index.wrapping_add(1);
+                let i = self.index % self.count.max(1);
+                self.chosen = Some(i);
+                i
+            }
+        }
+    }
+
+    pub fn chosen(&self) -> Option<usize> {
+        self.chosen
+    }
+}
+
+pub struct RouteClientCore {
+    namesrvs: Vec<String>,
+    /// The name server the client asked last (`namesrvAddrChoosed`), set by its remoting client.
+    current: Option<usize>,
     routes: BTreeMap<String, Arc<TopicRouteData>>,
     revision: u64,
 }
 
 impl RouteClientCore {
-    /// `start_index` is drawn from the run's RNG (Java: `random.nextInt(999)`).
-    pub fn new(namesrvs: Vec<String>, start_index: usize) -> Self {
-        RouteClientCore { namesrvs, index: start_index, chosen: None, routes: BTreeMap::new(), revision: 0 }
+    pub fn new(namesrvs: Vec<String>) -> Self {
+        RouteClientCore { namesrvs, current: None, routes: BTreeMap::new(), revision: 0 }
     }
 
-    /// The name server to ask now: the chosen one while its channel is fine, else the next one
-    /// round-robin (`getAndCreateNameserverChannel`).
-    pub fn namesrv(&mut self) -> &str {
-        let i = match self.chosen {
-            Some(i) => i,
-            None => {
-                self.index = self.index.wrapping_add(1);
-                let i = self.index % self.namesrvs.len();
-                self.chosen = Some(i);
-                i
-            }
-        };
-        &self.namesrvs[i]
+    /// The client's remoting client chose name server `i` for its route queries.
+    pub fn set_current(&mut self, i: usize) {
+        self.current = Some(i);
     }
 
     /// The name server the client currently reads from, if it has chosen one.
     pub fn current_namesrv(&self) -> Option<&str> {
-        self.chosen.map(|i| self.namesrvs[i].as_str())
+        self.current.map(|i| self.namesrvs[i].as_str())
     }
 
     /// The topics it holds a route for.
     pub fn topics(&self) -> impl Iterator<Item = &str> {
         self.routes.keys().map(String::as_str)
-    }
-
-    /// The chosen channel failed (connect error, or a request timed out and
-    /// `clientCloseSocketIfTimeout` closed it): the next request picks another name server.
-    pub fn channel_failed(&mut self, namesrv: &str) {
-        if self.chosen.is_some_and(|i| self.namesrvs[i] == namesrv) {
-            self.chosen = None;
-        }
     }
 
     /// `updateTopicRouteInfoFromNameServer(topic)` with the answer (`None` = TOPIC_NOT_EXIST).
@@ -135,7 +152,7 @@ mod tests {
     #[test]
     fn topic_not_exist_keeps_the_stale_route() {
         // RocketMQ MQClientInstance#updateTopicRouteInfoFromNameServer: MQClientException caught
-        let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
+        let mut c = RouteClientCore::new(vec!["ns1".into()]);
         assert_eq!(c.on_route("T", Some(Arc::new(route("a", &[0], 6)))), RouteUpdate::Changed);
         assert_eq!(c.on_route("T", None), RouteUpdate::NotExistKeptOld);
         assert!(c.route("T").is_some());
@@ -145,7 +162,7 @@ mod tests {
     #[test]
     fn producers_skip_groups_without_a_master_or_without_write_perm() {
         // RocketMQ MQClientInstance#topicRouteData2TopicPublishInfo
-        let mut c = RouteClientCore::new(vec!["ns1".into()], 0);
+        let mut c = RouteClientCore::new(vec!["ns1".into()]);
         c.on_route("T", Some(Arc::new(route("a", &[1], 6))));
         assert!(c.publish_queues("T").is_empty(), "slave only: no id 0");
         c.on_route("T", Some(Arc::new(route("a", &[0, 1], 4))));
@@ -155,12 +172,14 @@ mod tests {
     }
 
     #[test]
-    fn the_client_sticks_to_one_name_server_until_its_channel_fails() {
-        // RocketMQ NettyRemotingClient#getAndCreateNameserverChannel
-        let mut c = RouteClientCore::new(vec!["ns1".into(), "ns2".into()], 0);
-        let first = c.namesrv().to_string();
-        assert_eq!(c.namesrv(), first);
-        c.channel_failed(&first);
-        assert_ne!(c.namesrv(), first);
+    fn the_client_sticks_to_one_name_server_until_its_channel_is_not_ok() {
+        // RocketMQ NettyRemotingClient#getAndCreateNameserverChannelAsync: cw.isOK() keeps it,
+        // otherwise namesrvIndex.incrementAndGet() % size
+        let mut c = NamesrvChooser::new(3, 998);
+        assert_eq!(c.choose(false), 0, "999 % 3");
+        assert_eq!(c.choose(true), 0);
+        assert_eq!(c.choose(false), 1, "closed: the next one");
+        assert_eq!(c.choose(false), 2);
+        assert_eq!(c.choose(false), 0);
     }
 }

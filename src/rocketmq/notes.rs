@@ -101,6 +101,10 @@ pub enum RmqNote {
         topic: String,
         found: bool,
     },
+    /// A broker's `refreshMetadata` poll (`GET_BROKER_CLUSTER_INFO`) answered.
+    ClusterInfoServed {
+        channel: ChannelId,
+    },
     WritePermWiped {
         broker_name: String,
         topics: usize,
@@ -207,6 +211,7 @@ impl RmqNote {
             RmqNote::HeartbeatSent { .. }
             | RmqNote::HeartbeatRefreshed { .. }
             | RmqNote::RouteServed { .. }
+            | RmqNote::ClusterInfoServed { .. }
             | RmqNote::ScanTick { .. }
             | RmqNote::RoutePolled { .. } => true,
             _ => false,
@@ -276,6 +281,7 @@ impl fmt::Display for RmqNote {
                 let answer = if *found { "route" } else { "TOPIC_NOT_EXIST" };
                 write!(f, "GET_ROUTEINFO_BY_TOPIC {topic}: {answer}")
             }
+            ClusterInfoServed { channel } => write!(f, "GET_BROKER_CLUSTER_INFO on {channel}: answered"),
             WritePermWiped { broker_name, topics } => {
                 write!(f, "wipeWritePerm {broker_name}: {topics} topics now read-only")
             }

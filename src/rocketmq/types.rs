@@ -57,6 +57,15 @@ pub const MASTER_ID: u64 = 0;
 /// `RouteInfoManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME`: 2 minutes.
 pub const DEFAULT_BROKER_CHANNEL_EXPIRED_TIME: SimDuration = SimDuration::from_secs(120);
 
+/// Netty's idle close on every remoting connection, both ends: `IdleStateHandler(0, 0, 120 s)`
+/// from `NettyServerConfig.serverChannelMaxIdleTimeSeconds` (name server) and
+/// `NettySystemConfig.clientChannelMaxIdleTimeSeconds` (brokers, clients), both 120.
+pub const NETTY_IDLE_TIME: SimDuration = SimDuration::from_secs(120);
+
+/// `NamesrvController#startScheduleService`: the scan's first run 5 ms after start in
+/// 5.0.0–5.3.3, the latest release; develop moved it to 5 s (#9682, not yet released).
+pub const SCAN_INITIAL_DELAY: SimDuration = SimDuration::from_millis(5);
+
 /// `TopicConfig`: one topic as a broker holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TopicConfig {

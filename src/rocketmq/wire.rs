@@ -35,6 +35,13 @@ pub enum RmqMsg {
         topic: String,
         route: Option<Arc<TopicRouteData>>,
     },
+    /// `GET_BROKER_CLUSTER_INFO` (106): a 5.x broker's `refreshMetadata` every 5 s. What the
+    /// broker does with the answer (static-topic metadata) does not touch routes; what matters
+    /// here is the traffic on the chosen name server's channel.
+    GetClusterInfo,
+    GetClusterInfoReply {
+        reply_to: MsgId,
+    },
 }
 
 /// The lightweight heartbeat's fields; one request is shared by the copies sent to every name
@@ -58,6 +65,19 @@ impl RmqMsg {
             RmqMsg::QueryDataVersion(_) => "QUERY_DATA_VERSION",
             RmqMsg::GetRouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC",
             RmqMsg::RouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC reply",
+            RmqMsg::GetClusterInfo => "GET_BROKER_CLUSTER_INFO",
+            RmqMsg::GetClusterInfoReply { .. } => "GET_BROKER_CLUSTER_INFO reply",
+        }
+    }
+
+    /// The request an answer answers (`opaque`), for the remoting client's response table.
+    pub fn reply_to(&self) -> Option<MsgId> {
+        match self {
+            RmqMsg::RegisterBrokerReply { reply_to, .. }
+            | RmqMsg::UnregisterBrokerReply { reply_to, .. }
+            | RmqMsg::RouteInfo { reply_to, .. }
+            | RmqMsg::GetClusterInfoReply { reply_to } => Some(*reply_to),
+            _ => None,
         }
     }
 }

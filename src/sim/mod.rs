@@ -4,6 +4,7 @@
 pub mod agenda;
 pub mod clock;
 pub mod digest;
+pub mod executor;
 pub mod expect;
 pub mod explore;
 pub mod ids;

@@ -85,7 +85,7 @@ impl Director {
         let servers = self.nacos_servers(&spec.servers);
         let ctx = Context::<NacosApp>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, instances));
+        let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances));
         self.running.insert(spec.name.clone(), Running::NacosApp(addr));
     }
 

@@ -35,7 +35,7 @@ pub(crate) mod tests;
 
 use crate::nacos::health::{ClientSched, Schedule};
 use crate::nacos::types::{
-    parse_boolean, to_long, ClientKey, Metadata, ServiceInfo, ServiceKey, DEFAULT_CLIENT_EXPIRED_TIME,
+    convert_to_boolean, to_long, ClientKey, Metadata, ServiceInfo, ServiceKey, DEFAULT_CLIENT_EXPIRED_TIME,
     DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_HEART_BEAT_TIMEOUT, DEFAULT_IP_DELETE_TIMEOUT, DEFAULT_PUSH_CACHE_MILLIS,
     ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
@@ -103,7 +103,8 @@ pub struct Timeouts {
     pub beat: i64,
     /// `preserved.ip.delete.timeout`, the same way, else 30 s.
     pub delete: i64,
-    /// `enableClientBeat=true`: `InstanceEnableBeatCheckInterceptor` skips both checks.
+    /// `enableClientBeat` true by `ConvertUtils.toBoolean` (`true`, `t`, `yes`, `y`, `on`, any
+    /// case): `InstanceEnableBeatCheckInterceptor` skips both checks.
     pub skip: bool,
     /// `preserved.heart.beat.interval` through `toLong`, if present: what a beat's answer
     /// carries as `clientBeatInterval` instead of the switch. Read here once rather than from
@@ -118,7 +119,7 @@ impl Timeouts {
         Timeouts {
             beat: m.get(HEART_BEAT_TIMEOUT_KEY).map_or(DEFAULT_HEART_BEAT_TIMEOUT, |v| to_long(v)),
             delete: m.get(IP_DELETE_TIMEOUT_KEY).map_or(DEFAULT_IP_DELETE_TIMEOUT, |v| to_long(v)),
-            skip: m.get(ENABLE_CLIENT_BEAT_KEY).is_some_and(|v| parse_boolean(v)),
+            skip: m.get(ENABLE_CLIENT_BEAT_KEY).is_some_and(|v| convert_to_boolean(v)),
             interval: m.get(HEART_BEAT_INTERVAL_KEY).map(|v| to_long(v)),
         }
     }

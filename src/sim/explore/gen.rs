@@ -9,7 +9,7 @@
 
 use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::route_table::NamesrvConfig;
-use crate::rocketmq::types::{perm, TopicConfig};
+use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::monitor::SETTLE;
 use crate::sim::invariants::Invariant;
@@ -98,8 +98,9 @@ fn group() -> impl Strategy<Value = Group> {
 
 /// A RocketMQ scenario with every RocketMQ invariant enabled.
 pub fn scenario() -> impl Strategy<Value = Scenario> {
-    let namesrvs =
-        proptest::collection::vec((any::<bool>(), prop_oneof![Just(0u64), Just(0), Just(1000)], any::<bool>()), 1..=3);
+    let namesrv =
+        (any::<bool>(), prop_oneof![Just(0u64), Just(0), Just(1000)], any::<bool>(), prop::bool::weighted(0.8));
+    let namesrvs = proptest::collection::vec(namesrv, 1..=3);
     let groups = proptest::collection::vec(group(), 1..=6);
     let clients = proptest::collection::vec(any::<prop::sample::Index>(), 0..=2);
     let net = (0u64..=2, prop_oneof![Just(0u64), Just(0), Just(3)]);
@@ -111,7 +112,7 @@ pub fn scenario() -> impl Strategy<Value = Scenario> {
 
 fn build(
     seed: u64,
-    ns: &[(bool, u64, bool)],
+    ns: &[(bool, u64, bool, bool)],
     groups: &[Group],
     clients: &[prop::sample::Index],
     (latency, jitter): (u64, u64),
@@ -120,15 +121,16 @@ fn build(
     let namesrvs: Vec<NamesrvSpec> = ns
         .iter()
         .enumerate()
-        .map(|(i, &(support_acting_master, delay, short_initial_scan))| NamesrvSpec {
+        .map(|(i, &(support_acting_master, delay, released_scan, idle))| NamesrvSpec {
             name: format!("ns{}", i + 1),
             start: SimTime::ZERO,
             table: NamesrvConfig { support_acting_master, ..Default::default() },
             scan_interval: SimDuration::from_secs(5),
-            scan_initial_delay: if short_initial_scan { SimDuration(5) } else { SimDuration::from_secs(5) },
+            // 5.3.3's 5 ms first scan, or develop's 5 s (#9682).
+            scan_initial_delay: if released_scan { SCAN_INITIAL_DELAY } else { SimDuration::from_secs(5) },
             queue_capacity: 3000,
             unregister_delay: SimDuration(delay),
-            idle_close: None,
+            idle_close: idle.then_some(NETTY_IDLE_TIME),
         })
         .collect();
     let ns_names: Vec<String> = namesrvs.iter().map(|n| n.name.clone()).collect();
@@ -158,6 +160,7 @@ fn build(
                 namesrvs: ns_names.clone(),
                 start: SimTime::ZERO,
                 topics,
+                idle_close: Some(NETTY_IDLE_TIME),
             });
         }
     }
@@ -176,6 +179,7 @@ fn build(
             poll_interval: SimDuration::from_secs(30),
             timeout: SimDuration::from_secs(3),
             start: SimTime::ZERO,
+            idle_close: Some(NETTY_IDLE_TIME),
         })
         .collect();
     let processes: Vec<String> =

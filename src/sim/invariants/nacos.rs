@@ -91,14 +91,15 @@ impl NacosWatch {
                     .filter(|v| app.servers.contains(&v.name))
                     .map(|v| beat_cycle(i.period, interval, v.config.client_beat_interval))
                     .fold(i.period, SimDuration::max);
-                let stall = app.read_timeout.max(s.network.connect_timeout);
+                let stall = app.read_timeout.max(s.network.connect_timeout) + SimDuration(2 * hop.millis());
+                let queue = Recovery::queue_for(app.instances.len(), app.beat_threads, hop);
                 let facts = InstanceFacts {
                     name: i.name.clone(),
                     app: app.name.clone(),
                     servers: app.servers.clone(),
                     timeouts: Timeouts::from_metadata(&i.instance.metadata),
                     offset: i.start.since(app.start),
-                    recovery: Recovery { stall, slowest: SimDuration::ZERO, cycle, hop },
+                    recovery: Recovery { stall, queue, slowest: SimDuration::ZERO, cycle, hop },
                 };
                 instances.insert((i.service.clone(), ClientKey::new(&i.instance.ip, i.instance.port)), facts);
             }
@@ -355,9 +356,15 @@ impl NacosWatch {
                 let last = self.seen_at(server, key).map(|s| s.last);
                 let last = last.map_or("never".to_string(), |t| t.to_string());
                 diffs.push(format!(
-                    "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + slowest link {} + \
-                     beat cycle {} + 3 hops of {}), got {got} (last arrival {last})",
-                    i.name, quiet.since, recovery.stall, recovery.slowest, recovery.cycle, recovery.hop
+                    "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + queue {} + slowest \
+                     link {} + beat cycle {} + 3 hops of {}), got {got} (last arrival {last})",
+                    i.name,
+                    quiet.since,
+                    recovery.stall,
+                    recovery.queue,
+                    recovery.slowest,
+                    recovery.cycle,
+                    recovery.hop
                 ));
             }
         }

@@ -410,7 +410,11 @@ impl NetCore {
         }
         c.set_closed(by);
         let peer = c.peer_of(by);
-        let fin = if c.is_open_at(peer) {
+        // A peer whose host died closed nothing itself: the FIN goes out into the silence and is
+        // retransmitted like any segment to a host that does not answer.
+        let peer_host_up = self.procs[peer.0 as usize].host_up;
+        let c = &self.channels[&channel];
+        let fin = if c.is_open_at(peer) || !peer_host_up {
             let depart = now.max(c.connected_at);
             match self.transmit(depart, channel, by, Seg::Fin, rng) {
                 Tx::Arrives(at) => FinFate::Arrives(at),

@@ -93,6 +93,21 @@ impl<'a> Ctx<'a> {
         v.as_ref().and_then(|v| self.duration(v)).unwrap_or(default)
     }
 
+    /// An idle time that may be switched off: a positive duration, or `"off"`.
+    pub fn idle(&mut self, v: &Option<S<String>>, default: SimDuration) -> Option<SimDuration> {
+        let Some(v) = v else { return Some(default) };
+        if v.get_ref() == "off" {
+            return None;
+        }
+        match self.duration(v) {
+            Some(SimDuration::ZERO) => {
+                self.fail(v.span(), "an idle time must be positive", Some("write \"off\" to switch idle close off"))
+            }
+            Some(d) => Some(d),
+            None => Some(default),
+        }
+    }
+
     /// A point in the run: a duration from the start, no later than the scenario's duration.
     pub fn time(&mut self, v: &S<String>) -> Option<SimTime> {
         let d = self.duration(v)?;

@@ -75,13 +75,13 @@ pub struct NamesrvSpec {
     pub table: NamesrvConfig,
     /// `scanNotActiveBrokerInterval`, default 5 s.
     pub scan_interval: SimDuration,
-    /// The scan's initial delay: 5 s on develop since #9682 (5 ms in 5.0.0–5.3.3).
+    /// The scan's initial delay: 5 ms in 5.0.0–5.3.3 (the default), 5 s on develop (#9682).
     pub scan_initial_delay: SimDuration,
     /// `unRegisterBrokerQueueCapacity`, default 3000.
     pub queue_capacity: usize,
     /// Time the batch thread takes between `take()` and applying the batch; default 0.
     pub unregister_delay: SimDuration,
-    /// Netty's idle close (`serverChannelMaxIdleTimeSeconds`); off unless set.
+    /// Netty's idle close (`serverChannelMaxIdleTimeSeconds`, 120 s); `None` turns it off.
     pub idle_close: Option<SimDuration>,
 }
 
@@ -92,6 +92,8 @@ pub struct BrokerSpec {
     pub namesrvs: Vec<String>,
     pub start: SimTime,
     pub topics: Vec<TopicConfig>,
+    /// Netty's idle close on the broker's end (`clientChannelMaxIdleTimeSeconds`, 120 s).
+    pub idle_close: Option<SimDuration>,
 }
 
 /// A producer or consumer that polls routes.
@@ -105,6 +107,8 @@ pub struct ClientSpec {
     /// `mqClientApiTimeout`, default 3 s.
     pub timeout: SimDuration,
     pub start: SimTime,
+    /// Netty's idle close on the client's end (`clientChannelMaxIdleTimeSeconds`, 120 s).
+    pub idle_close: Option<SimDuration>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -44,6 +44,9 @@ pub struct NacosAppSpec {
     pub servers: Vec<String>,
     /// `com.alibaba.nacos.client.naming.rtimeout`, default 50 s.
     pub read_timeout: SimDuration,
+    /// The `BeatReactor`'s threads: `namingClientBeatThreadCount`, else
+    /// `UtilAndComs.DEFAULT_CLIENT_BEAT_THREAD_COUNT` = `cores > 1 ? cores / 2 : 1`.
+    pub beat_threads: usize,
     /// The earliest start of its instances: the process starts then.
     pub start: SimTime,
     pub instances: Vec<NacosInstanceSpec>,
@@ -243,7 +246,38 @@ fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>, 
     servers
 }
 
-fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosInstanceSpec, Vec<String>, SimDuration)> {
+/// `Runtime.availableProcessors()` when a scenario does not say: a small VM or container.
+pub const DEFAULT_CORES: usize = 2;
+
+/// 1.4.x `UtilAndComs.DEFAULT_CLIENT_BEAT_THREAD_COUNT`.
+pub fn default_beat_threads(cores: usize) -> usize {
+    if cores > 1 {
+        cores / 2
+    } else {
+        1
+    }
+}
+
+/// What an instance says about its app's `NamingService`, which its app's instances must agree on.
+#[derive(Clone, PartialEq)]
+struct AppSettings {
+    servers: Vec<String>,
+    read_timeout: SimDuration,
+    beat_threads: usize,
+}
+
+fn beat_threads(ctx: &mut Ctx, raw: &RawInstance) -> usize {
+    let cores = match &raw.cores {
+        Some(c) => ctx.count(c, "cores", 1).map_or(DEFAULT_CORES, |c| c as usize),
+        None => DEFAULT_CORES,
+    };
+    match &raw.beat_threads {
+        Some(t) => ctx.count(t, "beat_threads", 1).map_or(1, |t| t as usize),
+        None => default_beat_threads(cores),
+    }
+}
+
+fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosInstanceSpec, AppSettings)> {
     let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace");
     let group = word_or(ctx, &raw.group, DEFAULT_GROUP, "group");
     let service = word(ctx, &raw.service, "service");
@@ -293,7 +327,8 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
     };
     let service = ServiceKey::new(&namespace?, &group?, &service?);
     let spec = NacosInstanceSpec { name: raw.name.get_ref().clone(), service, instance, start, period };
-    Some((spec, servers, read_timeout))
+    let beat_threads = beat_threads(ctx, raw);
+    Some((spec, AppSettings { servers, read_timeout, beat_threads }))
 }
 
 /// Instances grouped into their processes, checking that an app's instances agree.
@@ -314,7 +349,7 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosApp
             ctx.error(r.name.span(), msg, Some("every instance and process needs its own name".into()));
             continue;
         }
-        let Some((spec, servers, read_timeout)) = instance(ctx, &r, all) else { continue };
+        let Some((spec, settings)) = instance(ctx, &r, all) else { continue };
         let key = (spec.service.clone(), spec.instance.ip.to_string(), spec.instance.port);
         if let Some(other) = seen.insert(key, name.clone()) {
             let msg = format!("{name} and {other} are the same instance to Nacos (same service, ip and port)");
@@ -325,13 +360,21 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosApp
             None => {
                 index.insert(process.clone(), apps.len());
                 let start = spec.start;
-                apps.push(NacosAppSpec { name: process, servers, read_timeout, start, instances: vec![spec] });
+                let AppSettings { servers, read_timeout, beat_threads } = settings;
+                let instances = vec![spec];
+                apps.push(NacosAppSpec { name: process, servers, read_timeout, beat_threads, start, instances });
             }
             Some(app) => {
                 let first_ns = &app.instances[0].service.namespace;
-                if app.servers != servers || app.read_timeout != read_timeout || *first_ns != spec.service.namespace {
-                    let msg =
-                        format!("{name} is in app {process} but its `servers`, `namespace` or `read_timeout` differ");
+                let theirs = AppSettings {
+                    servers: app.servers.clone(),
+                    read_timeout: app.read_timeout,
+                    beat_threads: app.beat_threads,
+                };
+                if theirs != settings || *first_ns != spec.service.namespace {
+                    let msg = format!(
+                        "{name} is in app {process} but its `servers`, `namespace`, `read_timeout`, `cores` or `beat_threads` differ"
+                    );
                     let help = "instances of one app share one NamingService; give them the same values or another app";
                     ctx.error(r.app.as_ref().map_or(r.name.span(), |a| a.span()), msg, Some(help.into()));
                     continue;

@@ -114,7 +114,10 @@ fn an_app_whose_instances_disagree_on_servers_is_an_error() {
          [[instance]]\nname = \"a\"\napp = \"shop\"\nservice = \"s\"\nip = \"10.1.0.1\"\nservers = [\"nacos1\"]\n\
          [[instance]]\nname = \"b\"\napp = \"shop\"\nservice = \"t\"\nip = \"10.1.0.1\"\nservers = [\"nacos2\"]\n"
     ));
-    assert_eq!(msg, "16:7: b is in app shop but its `servers`, `namespace` or `read_timeout` differ");
+    assert_eq!(
+        msg,
+        "16:7: b is in app shop but its `servers`, `namespace`, `read_timeout`, `cores` or `beat_threads` differ"
+    );
     assert!(help.contains("one NamingService"));
 }
 

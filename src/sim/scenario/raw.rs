@@ -83,6 +83,9 @@ pub struct RawBroker {
     pub enable_acting_master: Option<bool>,
     pub permission: Option<S<String>>,
     pub system_topics: Option<bool>,
+    pub register_timeout: Option<S<String>>,
+    pub refresh_metadata: Option<bool>,
+    pub idle_close: Option<S<String>>,
     pub start: Option<S<String>>,
     #[serde(default)]
     pub topics: Vec<S<RawTopic>>,
@@ -105,6 +108,7 @@ pub struct RawClient {
     pub topics: Vec<S<String>>,
     pub poll_interval: Option<S<String>>,
     pub timeout: Option<S<String>>,
+    pub idle_close: Option<S<String>>,
     pub start: Option<S<String>>,
 }
 

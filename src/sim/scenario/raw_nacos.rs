@@ -33,6 +33,8 @@ pub struct RawInstance {
     pub metadata: Option<S<BTreeMap<String, String>>>,
     pub servers: Option<Vec<S<String>>>,
     pub read_timeout: Option<S<String>>,
+    pub cores: Option<S<i64>>,
+    pub beat_threads: Option<S<i64>>,
     pub start: Option<S<String>>,
 }
 

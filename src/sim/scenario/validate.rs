@@ -7,7 +7,7 @@ use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
 use crate::rocketmq::batch::DEFAULT_QUEUE_CAPACITY;
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
-use crate::rocketmq::types::{perm, TopicConfig};
+use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::Invariant;
 use std::collections::BTreeMap;
@@ -170,10 +170,10 @@ fn namesrv(ctx: &mut Ctx, raw: RawNamesrv) -> NamesrvSpec {
             delete_topic_with_broker_registration: raw.delete_topic_with_broker_registration.unwrap_or(false),
         },
         scan_interval,
-        scan_initial_delay: ctx.duration_or(&raw.scan_initial_delay, SimDuration::from_secs(5)),
+        scan_initial_delay: ctx.duration_or(&raw.scan_initial_delay, SCAN_INITIAL_DELAY),
         queue_capacity: capacity,
         unregister_delay: ctx.duration_or(&raw.unregister_delay, SimDuration::ZERO),
-        idle_close: raw.idle_close.as_ref().and_then(|d| ctx.duration(d)),
+        idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
 }
 
@@ -216,6 +216,12 @@ fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
     config.register_period = ctx.duration_or(&raw.register_period, config.register_period);
     config.enable_acting_master = raw.enable_acting_master.unwrap_or(false);
     config.system_topics = raw.system_topics.unwrap_or(true);
+    config.refresh_metadata = raw.refresh_metadata.unwrap_or(true);
+    config.register_timeout = ctx.duration_or(&raw.register_timeout, config.register_timeout);
+    if config.register_timeout == SimDuration::ZERO {
+        let span = raw.register_timeout.as_ref().map(|s| s.span()).unwrap_or(0..0);
+        ctx.error(span, "register_timeout must be positive", Some("RocketMQ's default is \"24s\"".into()));
+    }
     if let Some(p) = &raw.permission {
         config.permission = ctx.perm(p).unwrap_or(perm::READ_WRITE);
     }
@@ -240,6 +246,7 @@ fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
         namesrvs: namesrv_list(ctx, raw.namesrvs),
         start: ctx.time_or_zero(&raw.start),
         topics,
+        idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     })
 }
 
@@ -271,5 +278,6 @@ fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &[String]) -> ClientSpec 
         poll_interval: ctx.duration_or(&raw.poll_interval, SimDuration::from_secs(30)),
         timeout: ctx.duration_or(&raw.timeout, SimDuration::from_secs(3)),
         start: ctx.time_or_zero(&raw.start),
+        idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
 }

@@ -6,7 +6,7 @@
 
 use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
-use crate::rocketmq::types::{perm, TopicConfig};
+use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::{Expectation, RouteWant, Subject, When};
 use std::collections::BTreeMap;
@@ -88,7 +88,7 @@ fn namesrv(out: &mut String, ns: &NamesrvSpec) {
     let defaults = [
         ("start", ns.start != SimTime::ZERO, t(ns.start)),
         ("scan_interval", ns.scan_interval != SimDuration::from_secs(5), d(ns.scan_interval)),
-        ("scan_initial_delay", ns.scan_initial_delay != SimDuration::from_secs(5), d(ns.scan_initial_delay)),
+        ("scan_initial_delay", ns.scan_initial_delay != SCAN_INITIAL_DELAY, d(ns.scan_initial_delay)),
         ("unregister_queue_capacity", ns.queue_capacity != 3000, ns.queue_capacity.to_string()),
         ("unregister_delay", ns.unregister_delay != SimDuration::ZERO, d(ns.unregister_delay)),
         ("support_acting_master", ns.table.support_acting_master, "true".into()),
@@ -100,8 +100,19 @@ fn namesrv(out: &mut String, ns: &NamesrvSpec) {
             let _ = writeln!(out, "{k} = {v}");
         }
     }
-    if let Some(idle) = ns.idle_close {
-        let _ = writeln!(out, "idle_close = {}", d(idle));
+    idle_close(out, ns.idle_close);
+}
+
+/// `idle_close`, when it is not Netty's 120 s.
+fn idle_close(out: &mut String, idle: Option<SimDuration>) {
+    match idle {
+        None => {
+            let _ = writeln!(out, "idle_close = \"off\"");
+        }
+        Some(idle) if idle != NETTY_IDLE_TIME => {
+            let _ = writeln!(out, "idle_close = {}", d(idle));
+        }
+        Some(_) => {}
     }
 }
 
@@ -141,6 +152,13 @@ fn broker(out: &mut String, b: &BrokerSpec, all_ns: &[String]) {
     if !c.system_topics {
         let _ = writeln!(out, "system_topics = false");
     }
+    if c.register_timeout != crate::rocketmq::broker::REGISTER_TIMEOUT {
+        let _ = writeln!(out, "register_timeout = {}", d(c.register_timeout));
+    }
+    if !c.refresh_metadata {
+        let _ = writeln!(out, "refresh_metadata = false");
+    }
+    idle_close(out, b.idle_close);
     if b.start != SimTime::ZERO {
         let _ = writeln!(out, "start = {}", t(b.start));
     }
@@ -159,6 +177,7 @@ fn client(out: &mut String, c: &ClientSpec, all_ns: &[String]) {
     if c.timeout != SimDuration::from_secs(3) {
         let _ = writeln!(out, "timeout = {}", d(c.timeout));
     }
+    idle_close(out, c.idle_close);
     if c.start != SimTime::ZERO {
         let _ = writeln!(out, "start = {}", t(c.start));
     }

@@ -82,6 +82,9 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
             if app.read_timeout != SimDuration(DEFAULT_READ_TIMEOUT) {
                 let _ = writeln!(out, "read_timeout = {}", d(app.read_timeout));
             }
+            if app.beat_threads != super::nacos::default_beat_threads(super::nacos::DEFAULT_CORES) {
+                let _ = writeln!(out, "beat_threads = {}", app.beat_threads);
+            }
             if i.start != SimTime::ZERO {
                 let _ = writeln!(out, "start = {}", t(i.start));
             }

@@ -184,6 +184,15 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
              ({healthy} healthy) → PushExecutorUdpImpl sends it to {subscribers} UDP subscriber(s) of {}",
             server_of(actor)
         ),
+        PushResent { service, subscriber } => format!(
+            "UdpConnector: no push-ack from {subscriber} for {service} within 10 s (ACK_TIMEOUT_NANOS) → \
+             UdpRetrySender sends the same datagram again"
+        ),
+        PushGaveUp { service, subscriber } => format!(
+            "UdpRetrySender: the resend to {subscriber} went unacknowledged too (UDP_MAX_RETRY_TIMES = 1) → the push \
+             of {service} fails with NoRequiredRetryException and no new task is made; the subscriber learns at its \
+             next poll"
+        ),
         ViewChanged { service, source: ViewSource::Push, server, view, .. } => format!(
             "PushReceiver → HostReactor#processServiceJson: the UDP push from {server} replaces the cached {service}, \
              now {view}; selectInstances(healthy = true) picks from it locally"

@@ -137,6 +137,16 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
                 format!("{} ({healthy} healthy) to {}", plural(*hosts, "instance"), plural(*subscribers, "subscriber"));
             d.note(a, t, &format!("PushExecuteTask {}: {what}", service_text(service)));
         }
+        PushResent { service, subscriber } => d.note(
+            a,
+            t,
+            &format!("no ack from {} in 10 s: push of {} sent again", client_text(subscriber), service_text(service)),
+        ),
+        PushGaveUp { service, subscriber } => d.note(
+            a,
+            t,
+            &format!("push of {} to {} given up after one resend", service_text(service), client_text(subscriber)),
+        ),
         ViewChanged { service, source, server, view, .. } => {
             let service = service_text(service);
             match source {

@@ -112,7 +112,7 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
 
         // ---- the push engine and subscribers ----
         Pushed { subscribers: 0, .. } => {}
-        Pushed { .. } => b.mark(a, t, "push", detail()),
+        Pushed { .. } | PushResent { .. } | PushGaveUp { .. } => b.mark(a, t, "push", detail()),
         ViewChanged { service, source, hosts, .. } => {
             b.mark(a, t, if *source == ViewSource::Push { "push" } else { "poll" }, detail());
             let prefix = format!("{a} · {} · ", service_text(service));

@@ -68,6 +68,8 @@ struct App {
     /// `IpPortBasedClient` publishes them all and shares one `lastUpdatedTime`.
     provider: bool,
     read_timeout_ms: u64,
+    /// The `BeatReactor`'s threads: one (two cores, the default) or two.
+    beat_threads: usize,
     instances: Vec<Inst>,
 }
 
@@ -101,8 +103,15 @@ fn app() -> impl Strategy<Value = App> {
     let inst =
         (any::<usize>(), timing(), start).prop_map(|(service, timing, start_ms)| Inst { service, timing, start_ms });
     let read_timeout = prop_oneof![2 => Just(DEFAULT_READ_TIMEOUT), 1 => Just(3_000u64), 1 => Just(10_000u64)];
-    (any::<usize>(), proptest::bool::weighted(0.3), read_timeout, proptest::collection::vec(inst, 1..=3))
-        .prop_map(|(server, provider, read_timeout_ms, instances)| App { server, provider, read_timeout_ms, instances })
+    let threads = prop_oneof![3 => Just(1usize), 1 => Just(2usize)];
+    (any::<usize>(), proptest::bool::weighted(0.3), read_timeout, threads, proptest::collection::vec(inst, 1..=3))
+        .prop_map(|(server, provider, read_timeout_ms, beat_threads, instances)| App {
+            server,
+            provider,
+            read_timeout_ms,
+            beat_threads,
+            instances,
+        })
 }
 
 fn server() -> impl Strategy<Value = Server> {
@@ -268,6 +277,7 @@ fn app_spec(k: usize, a: &App, services: usize, server_name: &dyn Fn(usize) -> S
         name: format!("a{}", k + 1),
         servers: vec![server_name(a.server)],
         read_timeout: SimDuration(a.read_timeout_ms),
+        beat_threads: a.beat_threads,
         start: instances.iter().map(|i| i.start).min().unwrap_or(SimTime::ZERO),
         instances,
     }

@@ -1,0 +1,172 @@
+//! RocketMQ's `NettyRemotingClient` as brokers and clients use it (not an actor).
+//!
+//! `invokeSync` sends a request and waits for its answer until a timeout. The ways it ends are
+//! the ways RocketMQ's own failure handling starts:
+//!
+//! * the answer arrives;
+//! * no connection could be made (`RemotingConnectException`: refused at once, or after the
+//!   3 s `connectTimeoutMillis` when nothing answers the SYN);
+//! * the channel closed under the request (a FIN or RST arrived; `failFast` fails every request
+//!   of that channel: `RemotingSendRequestException`);
+//! * the timeout passed (`RemotingTimeoutException`). With `clientCloseSocketIfTimeout` (true by
+//!   default) `invokeSync` then **closes the channel**, so the next request to that address
+//!   opens a fresh connection instead of writing into a half-open one.
+//!
+//! `invokeSync(null, ...)` goes to the chosen name server ([`NamesrvChooser`]); a oneway
+//! request expects nothing back.
+
+use crate::actors::env::Env;
+use crate::actors::network::TimerId;
+use crate::rocketmq::client::NamesrvChooser;
+use crate::rocketmq::wire::RmqMsg;
+use crate::sim::clock::SimDuration;
+use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::network::ConnectFailure;
+use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use actix::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How a request failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// `RemotingConnectException`.
+    Connect(ConnectFailure),
+    /// `RemotingTimeoutException`; the channel was closed (`clientCloseSocketIfTimeout`).
+    Timeout(SimDuration),
+    /// The channel closed under the request (`failFast` → `RemotingSendRequestException`).
+    Closed,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Connect(ConnectFailure::Refused) => f.write_str("connection refused"),
+            Failure::Connect(ConnectFailure::TimedOut) => f.write_str("connect timed out"),
+            Failure::Timeout(d) => {
+                write!(f, "no answer within {d}: channel closed (clientCloseSocketIfTimeout)")
+            }
+            Failure::Closed => f.write_str("the channel closed under the request"),
+        }
+    }
+}
+
+/// How one request ended.
+pub enum Done<P> {
+    Answered { purpose: P, namesrv: usize, reply: RmqMsg },
+    Failed { purpose: P, namesrv: usize, failure: Failure },
+}
+
+struct Pending<P> {
+    purpose: P,
+    namesrv: usize,
+    channel: Option<ChannelId>,
+    timeout: SimDuration,
+    timer: TimerId,
+}
+
+/// The timeout of request `MsgId`, delivered to the owning actor.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RequestTimeout(pub MsgId);
+
+pub struct Remoting<P> {
+    env: Env,
+    namesrvs: Vec<(String, NodeId)>,
+    chooser: NamesrvChooser,
+    pending: BTreeMap<MsgId, Pending<P>>,
+}
+
+impl<P> Remoting<P> {
+    /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
+    pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
+        let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
+        Remoting { env, namesrvs, chooser, pending: BTreeMap::new() }
+    }
+
+    pub fn namesrvs(&self) -> &[(String, NodeId)] {
+        &self.namesrvs
+    }
+
+    pub fn name(&self, namesrv: usize) -> &str {
+        &self.namesrvs[namesrv].0
+    }
+
+    fn open_to(&self, namesrv: usize) -> bool {
+        self.env.net.current_channel(self.env.node, self.namesrvs[namesrv].1).is_some()
+    }
+
+    /// `getAndCreateNameserverChannelAsync`: the chosen name server while its channel is open,
+    /// else the next one round-robin.
+    pub fn choose(&mut self) -> usize {
+        let ok = self.chooser.chosen().is_some_and(|i| self.open_to(i));
+        self.chooser.choose(ok)
+    }
+
+    /// The name server `invokeSync(null, ...)` would use now, if one was chosen.
+    pub fn chosen(&self) -> Option<usize> {
+        self.chooser.chosen()
+    }
+
+    /// `invokeSync(addr, request, timeout)`.
+    pub fn invoke_sync<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P, ctx: &Context<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeout>,
+    {
+        let node = self.namesrvs[namesrv].1;
+        let id = self.env.send(node, Body::Rmq(msg));
+        if id == 0 {
+            return; // this incarnation is dead
+        }
+        let channel = self.env.net.current_channel(self.env.node, node);
+        let timer = self.env.after(timeout, &ctx.address(), RequestTimeout(id));
+        self.pending.insert(id, Pending { purpose, namesrv, channel, timeout, timer });
+    }
+
+    /// `invokeOneway(addr, request)`: written and forgotten.
+    pub fn invoke_oneway(&mut self, namesrv: usize, msg: RmqMsg) {
+        self.env.send(self.namesrvs[namesrv].1, Body::Rmq(msg));
+    }
+
+    fn finish(&mut self, id: MsgId) -> Option<Pending<P>> {
+        let p = self.pending.remove(&id)?;
+        self.env.net.cancel(p.timer);
+        Some(p)
+    }
+
+    /// An answer, or a network notice about our requests.
+    pub fn on_packet(&mut self, p: Packet) -> Vec<Done<P>> {
+        match p.body {
+            Body::Rmq(reply) => {
+                let Some(id) = reply.reply_to() else { return Vec::new() };
+                let Some(req) = self.finish(id) else { return Vec::new() };
+                vec![Done::Answered { purpose: req.purpose, namesrv: req.namesrv, reply }]
+            }
+            Body::Notice(Notice::SendFailed { msg, reason, .. }) => match self.finish(msg) {
+                Some(req) => {
+                    vec![Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure: Failure::Connect(reason) }]
+                }
+                None => Vec::new(),
+            },
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => {
+                let ids: Vec<MsgId> =
+                    self.pending.iter().filter(|(_, r)| r.channel == Some(channel)).map(|(id, _)| *id).collect();
+                ids.into_iter()
+                    .filter_map(|id| self.finish(id))
+                    .map(|r| Done::Failed { purpose: r.purpose, namesrv: r.namesrv, failure: Failure::Closed })
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The timeout of request `id` passed: close its channel and fail it.
+    pub fn on_timeout(&mut self, id: MsgId) -> Option<Done<P>> {
+        let req = self.pending.remove(&id)?;
+        if let Some(channel) = req.channel {
+            self.env.net.close(self.env.node, channel, "request timed out");
+        }
+        let failure = Failure::Timeout(req.timeout);
+        Some(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure })
+    }
+}
