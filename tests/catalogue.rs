@@ -84,23 +84,59 @@ fn jsonl(scenario: &Scenario, seed: Option<u64>) -> (Vec<u8>, String) {
 
 #[test]
 fn the_same_seed_writes_byte_identical_trace_files() {
-    let (_, scenario) =
-        catalogue().into_iter().find(|(f, _)| f.ends_with("09-lossy-link.toml")).expect("lossy-link scenario");
+    let scenario = scenario_named("09-lossy-link.toml");
     let (a, _) = jsonl(&scenario, None);
     let (b, _) = jsonl(&scenario, None);
     assert!(a.len() > 1000);
     assert!(a == b, "two runs of the same seed wrote different JSON lines");
 }
 
+/// The run's events without its first line, which names the seed.
+fn events_after_begin(scenario: &Scenario, seed: u64) -> Vec<String> {
+    let trace = TraceOptions { keep: true, ..Default::default() };
+    let report = run(scenario, RunOptions { seed: Some(seed), trace, ..Default::default() });
+    report.kept.iter().skip(1).map(|e| format!("{} {} {}", e.t, e.actor, e.what)).collect()
+}
+
+fn scenario_named(name: &str) -> Scenario {
+    catalogue().into_iter().find(|(f, _)| f.ends_with(name)).map(|(_, s)| s).expect("catalogue scenario")
+}
+
 #[test]
 fn another_seed_draws_other_losses() {
-    // The lossy link is the one place randomness decides what happens: a different seed must
-    // lose different packets, or the seed is not reaching the network.
-    let (_, scenario) =
-        catalogue().into_iter().find(|(f, _)| f.ends_with("09-lossy-link.toml")).expect("lossy-link scenario");
-    let (_, d1) = jsonl(&scenario, Some(1));
-    let (_, d2) = jsonl(&scenario, Some(2));
-    assert_ne!(d1, d2);
+    // The lossy link is where randomness decides what happens: another seed must lose other
+    // packets, or the seed is not reaching the network.
+    let lossy = scenario_named("09-lossy-link.toml");
+    let losses = |seed| -> Vec<String> {
+        events_after_begin(&lossy, seed).into_iter().filter(|l| l.contains(" lost (lost on the link)")).collect()
+    };
+    let (one, two) = (losses(1), losses(2));
+    assert!(one.len() > 50 && two.len() > 50, "20% loss over 19 minutes loses many segments");
+    assert_ne!(one, two, "seeds 1 and 2 lost the same packets");
+    // The control: where nothing is random (one name server, no loss), the seed changes nothing
+    // but the line that names it — so the comparison above is about the losses.
+    let quiet = scenario_named("01-kill-vs-silent.toml");
+    assert_eq!(events_after_begin(&quiet, 1), events_after_begin(&quiet, 2));
+}
+
+#[test]
+fn loss_flaps_a_polling_broker_in_about_a_third_of_runs_and_a_registering_one_never() {
+    // 09-lossy-link's claims over seeds 1–100. a0's refreshMetadata times out when its request is
+    // lost four times in a row (0.2⁴ per poll, 228 polls in 19 minutes): 1 − (1 − 0.0016)²²⁸ ≈
+    // 30.6% of runs, binomial over 100 runs: 30.6 ± 4.6. a4 (registrations only) needs seven
+    // losses in a row of one registration (0.2⁷ per registration): about 1 run in 2,000.
+    let scenario = scenario_named("09-lossy-link.toml");
+    let mut flapped = 0;
+    for seed in 1..=100 {
+        let trace = TraceOptions { keep: true, ..Default::default() };
+        let report = run(&scenario, RunOptions { seed: Some(seed), trace, ..Default::default() });
+        assert!(report.all_held(), "seed {seed}: a4 was unregistered: {:?}", failures(&report));
+        let unregistered = report.kept.iter().any(|e| {
+            e.t.millis() >= 60_000 && e.to_string().contains("broker-a[0]") && e.to_string().contains("queue unregister")
+        });
+        flapped += usize::from(unregistered);
+    }
+    assert!((18..=44).contains(&flapped), "a0 flapped in {flapped} of 100 runs; 1 − (1 − 0.2⁴)²²⁸ predicts ~31");
 }
 
 #[test]

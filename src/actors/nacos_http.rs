@@ -82,13 +82,19 @@ impl<P> HttpClient<P> {
         let Some(server) = call.api.next_server() else { return Some(call) };
         let node = self.servers[server].1;
         let id = self.env.send(node, Body::Nacos(call.msg.clone()));
-        // A connect that failed leaves no channel: its notice ends the attempt instead.
+        // A connect that failed leaves no channel: its notice ends the attempt instead. The read
+        // timeout counts from the connection being up; while its SYN is retried, from the latest
+        // it could be up (the connect timeout fails it before that otherwise).
         let channel = self.env.net.current_channel(self.env.node, node);
-        let deadline = channel.map(|_| self.env.now() + self.read_timeout);
+        let now = self.env.now();
+        let deadline = channel.map(|c| match self.env.net.connected_at(c) {
+            Some(up) => up.max(now) + self.read_timeout,
+            None => now + self.env.net.connect_timeout() + self.read_timeout,
+        });
         self.inflight.insert(id, Attempt { call, server, channel, deadline });
-        // Every attempt of this client has the same read timeout, so a new deadline is never
-        // earlier than the one an armed timer already waits for.
-        if self.timer.is_none() {
+        // Every attempt of this client has the same read timeout, so a new deadline is rarely
+        // earlier than the one an armed timer already waits for (only after a slow connect).
+        if self.timer.is_none_or(|(armed, _)| deadline.is_some_and(|d| d < armed)) {
             self.arm(ctx);
         }
         None

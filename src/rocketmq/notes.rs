@@ -308,7 +308,7 @@ impl fmt::Display for RmqNote {
             }
             TopicNotExist { topic, namesrv } => write!(f, "route {topic} from {namesrv}: TOPIC_NOT_EXIST"),
             PollFailed { namesrv, reason } => {
-                write!(f, "route poll to {namesrv} failed: {reason}; next poll picks another name server")
+                write!(f, "route poll to {namesrv} failed: {reason}; the cached route stays")
             }
         }
     }

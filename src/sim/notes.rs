@@ -130,7 +130,7 @@ pub enum FinNote {
     Lost(DropReason),
     /// Queued behind data still being retransmitted.
     Queued,
-    /// The peer had closed its end already.
+    /// The connection never came up: there is nobody to tell.
     Unheard,
 }
 
@@ -256,7 +256,7 @@ impl fmt::Display for NetNote {
                     FinNote::Sent => "FIN sent".to_string(),
                     FinNote::Lost(r) => format!("FIN lost ({}), the kernel retransmits it", r.text()),
                     FinNote::Queued => "FIN queued behind unacknowledged data".to_string(),
-                    FinNote::Unheard => "the peer had closed already".to_string(),
+                    FinNote::Unheard => "it never connected: the connect is abandoned".to_string(),
                 };
                 write!(f, "{channel} {by}<->{peer} closed by {by} ({reason}); {heard}")
             }

@@ -5,7 +5,9 @@
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
-use crate::sim::network::{Arrival, FinFate, IdleCheck, NetCore, ProcState, Retransmission, Seg, SendOutcome};
+use crate::sim::network::{
+    Arrival, FinFate, Handshake, IdleCheck, NetCore, ProcState, Retransmission, Seg, SendOutcome,
+};
 use crate::sim::notes::{DropReason, FinNote, NetNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Notice, Packet};
@@ -46,6 +48,10 @@ pub(super) enum Due {
     Retransmit {
         channel: ChannelId,
         dir: usize,
+    },
+    /// A connect's SYN retransmission timer.
+    Syn {
+        channel: ChannelId,
     },
 }
 
@@ -157,6 +163,13 @@ impl Kernel {
                     self.note(now, NetNote::Lost { channel, from, to, msg, reason, attempt: 0, retry_at });
                 }
             }
+            SendOutcome::Connecting { channel, miss, syn_at } => {
+                self.held.insert(id, Packet { id, from, to, channel, body });
+                self.push(syn_at, Due::Syn { channel });
+                let (from, to) = self.names(from, to);
+                let reason = DropReason::from(miss);
+                self.note(now, NetNote::Lost { channel, from, to, msg: "SYN", reason, attempt: 0, retry_at: syn_at });
+            }
             SendOutcome::ConnectFailed { at, reason } => {
                 let epoch = self.epoch(from);
                 let notice = Notice::SendFailed { msg: id, to, reason };
@@ -185,6 +198,7 @@ impl Kernel {
         kind: CloseKind,
     ) {
         let Some(closing) = self.core.close(now, channel, by, &mut self.rng) else { return };
+        self.forget(closing.dropped);
         let fin = match closing.fin {
             FinFate::Arrives(at) => {
                 self.fin_arrives(at, channel, by, closing.peer);
@@ -251,6 +265,50 @@ impl Kernel {
                 let (from, to) = self.names(from, to);
                 self.note(now, NetNote::GaveUp { channel, from, to, segments, waited, orphan });
             }
+        }
+    }
+
+    /// A connect's SYN timer fired.
+    pub(super) fn syn_retry(&mut self, now: SimTime, channel: ChannelId) {
+        match self.core.syn_retry(now, channel, &mut self.rng) {
+            Handshake::Idle => {}
+            Handshake::Again { from, to, miss, attempt, next } => {
+                self.push(next, Due::Syn { channel });
+                let (from, to) = self.names(from, to);
+                let reason = DropReason::from(miss);
+                self.note(now, NetNote::Lost { channel, from, to, msg: "SYN", reason, attempt, retry_at: next });
+            }
+            Handshake::Connected { from, to, delivered, retransmit_at, .. } => {
+                self.opened(now, channel, from, to);
+                for (seg, at) in delivered {
+                    if let Some(packet) = self.take_held(seg) {
+                        self.push(at, Due::Deliver(packet));
+                    }
+                }
+                if let Some(at) = retransmit_at {
+                    self.push(at, Due::Retransmit { channel, dir: 0 });
+                }
+            }
+            Handshake::Failed { from, to, at, reason, segs } => {
+                let epoch = self.epoch(from);
+                let mut msg = "connect";
+                for seg in segs {
+                    if let Some(packet) = self.take_held(seg) {
+                        msg = packet.body.kind();
+                        let notice = Notice::SendFailed { msg: packet.id, to, reason };
+                        self.push(at, Due::Notice { to: from, epoch, notice });
+                    }
+                }
+                let (f, t) = self.names(from, to);
+                self.note(now, NetNote::ConnectFailed { from: f, to: t, msg, reason });
+            }
+        }
+    }
+
+    fn take_held(&mut self, seg: Seg) -> Option<Packet> {
+        match seg {
+            Seg::Data(id) => self.held.remove(&id),
+            Seg::Fin => None,
         }
     }
 

@@ -287,6 +287,17 @@ impl Net {
         id
     }
 
+    /// When `channel`'s handshake completed (or will complete), or `None` while its SYN is still
+    /// being retried.
+    pub fn connected_at(&self, channel: ChannelId) -> Option<SimTime> {
+        self.0.borrow().core.channel(channel).filter(|c| c.syn.is_none()).map(|c| c.connected_at)
+    }
+
+    /// The application's connect timeout.
+    pub fn connect_timeout(&self) -> SimDuration {
+        self.0.borrow().core.connect_timeout
+    }
+
     /// The channel `client` currently uses to reach `server`.
     pub fn current_channel(&self, client: NodeId, server: NodeId) -> Option<ChannelId> {
         self.0.borrow().core.current_channel(client, server)
@@ -398,6 +409,7 @@ impl Net {
                 }
                 Due::IdleCheck { channel, node, epoch } => self.0.borrow_mut().idle_check(now, channel, node, epoch),
                 Due::Retransmit { channel, dir } => self.0.borrow_mut().retransmit(now, channel, dir),
+                Due::Syn { channel } => self.0.borrow_mut().syn_retry(now, channel),
             }
         }
         batches.flush_all();

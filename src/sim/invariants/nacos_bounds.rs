@@ -101,10 +101,10 @@ mod tests {
 
     #[test]
     fn a_crashed_instance_is_acted_on_by_its_last_beat_plus_timeout_plus_one_check_period() {
-        // scenarios/nacos/01-crash.toml: last beat 5.001 s; ticks at 20.001 s (exactly 15 s: too
-        // early, strict >) and 25.001 s; deleted at 40.001 s. Both bounds are met exactly.
-        assert_eq!(acted_by(SimTime(5_001), 15_000, None), SimTime(25_001));
-        assert_eq!(acted_by(SimTime(5_001), 30_000, None), SimTime(40_001));
+        // scenarios/nacos/01-crash.toml: last beat 10.003 s; ticks at 25.003 s (exactly 15 s: too
+        // early, strict >) and 30.003 s; deleted at 45.003 s. Both bounds are met exactly.
+        assert_eq!(acted_by(SimTime(10_003), 15_000, None), SimTime(30_003));
+        assert_eq!(acted_by(SimTime(10_003), 30_000, None), SimTime(45_003));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! One TCP connection as both kernels see it, and the table of them.
 
-use super::tcp::Stream;
+use super::tcp::{Stream, Syn};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::{ChannelId, NodeId};
 
@@ -15,6 +15,8 @@ pub struct Channel {
     pub open_at_server: bool,
     /// When the handshake completed: nothing the client writes leaves before.
     pub connected_at: SimTime,
+    /// While the handshake is still retrying its SYN: when it began, and the retry timer.
+    pub syn: Option<Syn>,
     /// Per end (client, server): the last time that end's application read or wrote on the
     /// channel. Netty's `IdleStateHandler` counts only its own end's reads and writes — a
     /// request lost in a partition was written by the sender but never read by the receiver.
@@ -33,8 +35,19 @@ impl Channel {
             open_at_client: true,
             open_at_server: true,
             connected_at,
+            syn: None,
             last_io: [connected_at; 2],
             streams: [stream.clone(), stream],
+        }
+    }
+
+    /// The handshake completed at `at`: both ends' clocks and streams start there.
+    pub(super) fn connected(&mut self, at: SimTime) {
+        self.syn = None;
+        self.connected_at = at;
+        self.last_io = [at; 2];
+        for s in &mut self.streams {
+            s.next_free = at;
         }
     }
 

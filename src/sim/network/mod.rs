@@ -66,6 +66,9 @@ pub enum SendOutcome {
     /// earlier segment that was. TCP retransmits; `retransmit_at` is set when this send started
     /// the stream's retransmission timer.
     Held { channel: ChannelId, opened: bool, miss: Option<Miss>, retransmit_at: Option<SimTime> },
+    /// The connection is not up yet: the first SYN (or its answer) was lost, and the kernel
+    /// sends it again at `syn_at`. What the client writes meanwhile waits for the handshake.
+    Connecting { channel: ChannelId, miss: Miss, syn_at: SimTime },
     /// No connection could be opened; the sender learns it at `at`.
     ConnectFailed { at: SimTime, reason: ConnectFailure },
     /// The sender's end of the channel is already closed; nothing is sent.
@@ -91,15 +94,38 @@ pub enum FinFate {
     Arrives(SimTime),
     /// It was lost (or waits behind lost data); the kernel retransmits it.
     Held { miss: Option<Miss>, retransmit_at: Option<SimTime> },
-    /// The peer's end was already closed: nobody is left to tell.
+    /// The connection never came up: there is nobody to tell.
     Unheard,
 }
 
 /// A close, as the network carries it to the other end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Closing {
     pub peer: NodeId,
     pub fin: FinFate,
+    /// What was written on a connection still connecting: it never leaves.
+    pub dropped: Vec<Seg>,
+}
+
+/// The outcome of a connect's SYN timer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    /// Nothing is connecting any more.
+    Idle,
+    /// No answer again; the next SYN leaves at `next` (or the connect times out then).
+    Again { from: NodeId, to: NodeId, miss: Miss, attempt: u32, next: SimTime },
+    /// The handshake completed at `connected`; the queued segments then leave: these arrive
+    /// at these times, and `retransmit_at` is set when one was lost.
+    Connected {
+        from: NodeId,
+        to: NodeId,
+        connected: SimTime,
+        delivered: Vec<(Seg, SimTime)>,
+        retransmit_at: Option<SimTime>,
+    },
+    /// The connect failed (an RST came back, or the connect timeout ran out) at `at`; the
+    /// queued segments never leave.
+    Failed { from: NodeId, to: NodeId, at: SimTime, reason: ConnectFailure, segs: Vec<Seg> },
 }
 
 /// The outcome of a stream's retransmission timer.
@@ -253,6 +279,17 @@ impl NetCore {
                 Err(outcome) => return outcome,
             },
         };
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        if let Some(syn) = c.syn {
+            // Connecting: the write waits in the socket until the handshake completes.
+            c.streams[0].backlog.push_back(seg);
+            return if opened {
+                let miss = self.syn_miss(from, to);
+                SendOutcome::Connecting { channel, miss, syn_at: syn.due }
+            } else {
+                SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None }
+            };
+        }
         self.write(now, channel, from, seg, opened, rng)
     }
 
@@ -315,32 +352,92 @@ impl NetCore {
         }
     }
 
-    /// Opens a connection: the SYN and its answer take a round trip, and a lost one is sent again
-    /// after 1 s, 2 s, 4 s... until the application's connect timeout.
-    fn connect(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<ChannelId, SendOutcome> {
-        let timeout = self.connect_timeout;
-        let failed = |at, reason| SendOutcome::ConnectFailed { at, reason };
+    /// One SYN and its answer: through, or why not.
+    fn syn_exchange(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<(), Miss> {
+        self.reach(from, to)?;
+        if !self.rules.reachable(to, from) {
+            return Err(Miss::Cut);
+        }
         let (there, back) = (self.rules.params(from, to), self.rules.params(to, from));
-        if self.reach(from, to).is_err() || !self.rules.reachable(to, from) {
-            return Err(failed(now + timeout, ConnectFailure::TimedOut));
+        if rng.chance(there.loss) || rng.chance(back.loss) {
+            return Err(Miss::Lost);
         }
-        let (mut waited, mut rto) = (SimDuration::ZERO, tcp::SYN_RTO);
-        while rng.chance(there.loss) || rng.chance(back.loss) {
-            waited = waited + rto;
-            rto = tcp::backed_off(rto);
-            if waited >= timeout {
-                return Err(failed(now + timeout, ConnectFailure::TimedOut));
-            }
+        Ok(())
+    }
+
+    /// Why a SYN just sent found no answer (for the trace; the decision was `syn_exchange`'s).
+    fn syn_miss(&self, from: NodeId, to: NodeId) -> Miss {
+        match self.reach(from, to) {
+            Err(miss) => miss,
+            Ok(()) if !self.rules.reachable(to, from) => Miss::Cut,
+            Ok(()) => Miss::Lost,
         }
-        let answered = now + waited + there.latency + back.latency;
-        if self.proc(to).state == ProcState::Down {
-            return Err(failed(answered, ConnectFailure::Refused));
+    }
+
+    fn rtt(&self, a: NodeId, b: NodeId) -> SimDuration {
+        self.rules.params(a, b).latency + self.rules.params(b, a).latency
+    }
+
+    /// Opens a connection: the SYN and its answer take a round trip. A SYN that finds no answer
+    /// is sent again after 1 s, 2 s, 4 s... (`TCP_TIMEOUT_INIT`), each time against the links as
+    /// they are then, until the application's connect timeout.
+    fn connect(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<ChannelId, SendOutcome> {
+        let answered = self.syn_exchange(from, to, rng);
+        let rtt = self.rtt(from, to);
+        if answered.is_ok() && self.proc(to).state == ProcState::Down {
+            return Err(SendOutcome::ConnectFailed { at: now + rtt, reason: ConnectFailure::Refused });
         }
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
-        self.channels.insert(id, Channel::new(id, from, to, answered));
+        let mut c = Channel::new(id, from, to, now + rtt);
+        if answered.is_err() {
+            let due = now + tcp::SYN_RTO.min(self.connect_timeout);
+            c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due, attempts: 0 });
+        }
+        self.channels.insert(id, c);
         self.current.insert((from, to), id);
         Ok(id)
+    }
+
+    /// A connect's SYN timer fired at `now`: send the SYN again, give up, or connect.
+    pub fn syn_retry(&mut self, now: SimTime, channel: ChannelId, rng: &mut SimRng) -> Handshake {
+        let Some(c) = self.channels.get(&channel) else { return Handshake::Idle };
+        let Some(syn) = c.syn.filter(|s| s.due == now) else { return Handshake::Idle };
+        let (from, to) = (c.client, c.server);
+        let failed = |me: &mut Self, at, reason| {
+            let segs = me.channels.get_mut(&channel).map(|c| c.streams[0].drain()).unwrap_or_default();
+            me.discard(channel);
+            Handshake::Failed { from, to, at, reason, segs }
+        };
+        if now.since(syn.started) >= self.connect_timeout {
+            // The application's connect timeout wins a tie with a SYN retransmission.
+            return failed(self, now, ConnectFailure::TimedOut);
+        }
+        let attempt = syn.attempts + 1;
+        if let Err(miss) = self.syn_exchange(from, to, rng) {
+            let deadline = syn.started + self.connect_timeout;
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            let rto = tcp::backed_off(syn.rto);
+            let next = (now + rto).min(deadline);
+            c.syn = Some(tcp::Syn { rto, due: next, attempts: attempt, ..syn });
+            return Handshake::Again { from, to, miss, attempt, next };
+        }
+        let connected = now + self.rtt(from, to);
+        if self.proc(to).state == ProcState::Down {
+            return failed(self, connected, ConnectFailure::Refused);
+        }
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        c.connected(connected);
+        let queued = c.streams[0].drain();
+        let (mut delivered, mut retransmit_at) = (Vec::new(), None);
+        for seg in queued {
+            match self.transmit(connected, channel, from, seg, rng) {
+                Tx::Arrives(at) => delivered.push((seg, at)),
+                Tx::Held { retransmit_at: Some(at), .. } => retransmit_at = Some(at),
+                Tx::Held { .. } => {}
+            }
+        }
+        Handshake::Connected { from, to, connected, delivered, retransmit_at }
     }
 
     /// The retransmission timer of `channel`'s stream `dir` (0: client → server) fired at `now`.
@@ -408,24 +505,25 @@ impl NetCore {
         if !c.is_open_at(by) {
             return None;
         }
-        c.set_closed(by);
         let peer = c.peer_of(by);
-        // A peer whose host died closed nothing itself: the FIN goes out into the silence and is
-        // retransmitted like any segment to a host that does not answer.
-        let peer_host_up = self.procs[peer.0 as usize].host_up;
-        let c = &self.channels[&channel];
-        let fin = if c.is_open_at(peer) || !peer_host_up {
-            let depart = now.max(c.connected_at);
-            match self.transmit(depart, channel, by, Seg::Fin, rng) {
-                Tx::Arrives(at) => FinFate::Arrives(at),
-                Tx::Held { miss, retransmit_at } => FinFate::Held { miss, retransmit_at },
-            }
-        } else {
-            FinFate::Unheard
+        if c.syn.is_some() {
+            // Never connected: the connect is abandoned and what waited for it with it.
+            let dropped = c.streams[0].drain();
+            self.discard(channel);
+            return Some(Closing { peer, fin: FinFate::Unheard, dropped });
+        }
+        c.set_closed(by);
+        // The closing side cannot know whether the peer's end is still open (its FIN may be
+        // lost in a cut, its host may be dead): the FIN always goes out, queued behind anything
+        // unsent. A peer that had closed meanwhile just finds nobody to tell.
+        let depart = now.max(c.connected_at);
+        let fin = match self.transmit(depart, channel, by, Seg::Fin, rng) {
+            Tx::Arrives(at) => FinFate::Arrives(at),
+            Tx::Held { miss, retransmit_at } => FinFate::Held { miss, retransmit_at },
         };
         self.forget_current(channel);
         self.tidy(channel);
-        Some(Closing { peer, fin })
+        Some(Closing { peer, fin, dropped: Vec::new() })
     }
 
     /// `node`'s end vanishes without a word (its host died, or an RST reset it): nothing it
@@ -471,6 +569,16 @@ impl NetCore {
             return (false, Vec::new());
         }
         (true, self.abort(channel, node))
+    }
+
+    /// A connection that never came up: gone from both tables.
+    fn discard(&mut self, channel: ChannelId) {
+        if let Some(c) = self.channels.get(&channel) {
+            if self.current.get(&(c.client, c.server)) == Some(&channel) {
+                self.current.remove(&(c.client, c.server));
+            }
+        }
+        self.channels.remove(&channel);
     }
 
     fn forget_current(&mut self, channel: ChannelId) {

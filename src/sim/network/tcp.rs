@@ -108,6 +108,16 @@ pub enum Miss {
     NoHost,
 }
 
+/// A connect whose SYN (or its answer) was lost: the kernel sends it again on this timer, until
+/// the application's connect timeout gives up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Syn {
+    pub started: SimTime,
+    pub rto: SimDuration,
+    pub due: SimTime,
+    pub attempts: u32,
+}
+
 /// The retransmission timer of a stream whose head has not got through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {

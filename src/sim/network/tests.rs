@@ -41,38 +41,33 @@ fn connecting_to_a_dead_process_on_a_live_host_is_refused_after_one_round_trip()
 
 #[test]
 fn connecting_across_a_partition_times_out() {
-    // No SYN-ACK comes back: the application's connect timeout (3 s) ends the attempt.
+    // No SYN-ACK comes back: the SYN is sent again after 1 s (TCP_TIMEOUT_INIT), and the
+    // application's connect timeout (3 s) ends the attempt — it wins a tie with the 3 s retry.
     let (mut n, a, b, mut rng) = net();
     n.rules.block("cut", b, a);
     let out = n.send(SimTime(0), a, b, M1, &mut rng);
-    assert_eq!(out, SendOutcome::ConnectFailed { at: SimTime(3000), reason: ConnectFailure::TimedOut });
+    let SendOutcome::Connecting { channel, miss: Miss::Cut, syn_at } = out else { panic!("{out:?}") };
+    assert_eq!(syn_at, SimTime(1000));
+    let again = n.syn_retry(syn_at, channel, &mut rng);
+    assert_eq!(again, Handshake::Again { from: a, to: b, miss: Miss::Cut, attempt: 1, next: SimTime(3000) });
+    let failed = n.syn_retry(SimTime(3000), channel, &mut rng);
+    let reason = ConnectFailure::TimedOut;
+    assert_eq!(failed, Handshake::Failed { from: a, to: b, at: SimTime(3000), reason, segs: vec![M1] });
+    assert!(n.channel(channel).is_none());
 }
 
 #[test]
-fn a_lost_syn_is_sent_again_after_one_second() {
-    // RFC 6298 §2.1 / Linux TCP_TIMEOUT_INIT: the SYN's first retransmission is 1 s later, so a
-    // connect over a lossy link lands on the grid 0, 1 s, 3 s — or times out at 3 s.
-    let mut n = NetCore::new(LinkRules::new(LinkParams { loss: 0.5, ..LinkParams::default() }), SimDuration(3000));
-    let (a, b) = (n.add_node("a"), n.add_node("b"));
-    n.start(a);
-    n.start(b);
-    let mut rng = SimRng::new(3);
-    let mut seen = std::collections::BTreeSet::new();
-    for t in 0..200u64 {
-        let now = SimTime(t * 10_000);
-        match n.send(now, a, b, Seg::Data(t), &mut rng) {
-            SendOutcome::Deliver { channel, opened: true, .. } | SendOutcome::Held { channel, opened: true, .. } => {
-                seen.insert(n.channel(channel).unwrap().connected_at.since(now).millis());
-                n.close(now, channel, a, &mut rng);
-                n.peer_closed(channel, b);
-            }
-            SendOutcome::ConnectFailed { at, reason: ConnectFailure::TimedOut } => {
-                assert_eq!(at.since(now), SimDuration(3000));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [2, 1002], "handshakes at 0 s and 1 s (3 s is the timeout)");
+fn a_syn_sent_again_after_the_heal_connects_and_the_waiting_request_follows() {
+    // A cut that heals within the first second costs one SYN retransmission, not a failure.
+    let (mut n, a, b, mut rng) = net();
+    n.rules.partition("p", vec![[a].into(), [b].into()]);
+    let SendOutcome::Connecting { channel, syn_at, .. } = n.send(SimTime(0), a, b, M1, &mut rng) else { panic!() };
+    let queued = n.send(SimTime(10), a, b, M2, &mut rng);
+    assert_eq!(queued, SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None });
+    n.rules.heal(None);
+    let out = n.syn_retry(syn_at, channel, &mut rng);
+    let delivered = vec![(M1, SimTime(1003)), (M2, SimTime(1003))];
+    assert_eq!(out, Handshake::Connected { from: a, to: b, connected: SimTime(1002), delivered, retransmit_at: None });
 }
 
 #[test]

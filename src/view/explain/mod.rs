@@ -151,7 +151,9 @@ impl Explainer {
                         "{by} closes {channel} ({reason}); the FIN cannot reach {peer} now, so {by}'s kernel keeps \
                          retransmitting it (an orphaned socket, about 100 s); until it lands {peer}'s end stays half-open"
                     ),
-                    (FinNote::Unheard, _) => format!("{by} closes {channel} ({reason}); {peer} had closed its end already"),
+                    (FinNote::Unheard, _) => {
+                        format!("{by} gives up connecting to {peer} on {channel} ({reason}); nothing was ever sent")
+                    }
                 }]
             }
             What::Net(NetNote::GaveUp { channel, from, to, waited, orphan, .. }) => {

@@ -62,7 +62,7 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
             FinNote::Lost(_) | FinNote::Queued => {
                 d.note(by, t, &format!("closes its channel to {peer} ({reason}); the FIN waits for retransmission"))
             }
-            FinNote::Unheard => d.note(by, t, &format!("closes its channel to {peer} ({reason})")),
+            FinNote::Unheard => d.note(by, t, &format!("gives up connecting to {peer} ({reason})")),
         },
         // A datagram is gone for good; a lost TCP segment is retransmitted, which the timeline
         // tells. Both fold like the traffic they stand for.
