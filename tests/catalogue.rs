@@ -132,7 +132,9 @@ fn loss_flaps_a_polling_broker_in_about_a_third_of_runs_and_a_registering_one_ne
         let report = run(&scenario, RunOptions { seed: Some(seed), trace, ..Default::default() });
         assert!(report.all_held(), "seed {seed}: a4 was unregistered: {:?}", failures(&report));
         let unregistered = report.kept.iter().any(|e| {
-            e.t.millis() >= 60_000 && e.to_string().contains("broker-a[0]") && e.to_string().contains("queue unregister")
+            e.t.millis() >= 60_000
+                && e.to_string().contains("broker-a[0]")
+                && e.to_string().contains("queue unregister")
         });
         flapped += usize::from(unregistered);
     }

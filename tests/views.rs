@@ -35,19 +35,19 @@ fn moment<'a>(walk: &'a str, t: &str, actor: &str) -> &'a str {
 
 #[test]
 fn explain_walks_a_nacos_crash_through_both_checkers_and_the_client_cleaner() {
-    // 01-crash: orders-1's last beat reached nacos1 at 5.001 s; unhealthy at the 25.001 s tick,
-    // deleted at 40.001 s, its empty client removed at 45 s.
+    // 01-crash: orders-1's last beat reached nacos1 at 10.003 s; unhealthy at the 30.003 s tick,
+    // deleted at 45.003 s, its empty client removed at 50 s.
     let walk = explain("nacos/01-crash");
-    let unhealthy = moment(&walk, "25.001s", "nacos1/health");
+    let unhealthy = moment(&walk, "30.003s", "nacos1/health");
     assert!(unhealthy.contains("UnhealthyInstanceChecker#doCheck(orders-1)"), "{unhealthy}");
     assert!(unhealthy.contains("= 20s > 15s"), "{unhealthy}");
     assert!(unhealthy.contains("- instances    DEFAULT_GROUP@@orders 10.1.0.1:8080#true (orders-1): healthy"));
     assert!(unhealthy.contains("+ instances    DEFAULT_GROUP@@orders 10.1.0.1:8080#true (orders-1): UNHEALTHY"));
-    assert!(unhealthy.contains("last beat 5.001s"), "the table shows the beat the checker judged:\n{unhealthy}");
-    let deleted = moment(&walk, "40.001s", "nacos1/health");
+    assert!(unhealthy.contains("last beat 10.003s"), "the table shows the beat the checker judged:\n{unhealthy}");
+    let deleted = moment(&walk, "45.003s", "nacos1/health");
     assert!(deleted.contains("ExpiredInstanceChecker#doCheck(orders-1)") && deleted.contains("= 35s > 30s"));
     assert!(!deleted.contains("+ instances"), "the instance is gone afterwards:\n{deleted}");
-    assert!(moment(&walk, "45.000s", "nacos1/health").contains("ExpiredClientCleaner"));
+    assert!(moment(&walk, "50.000s", "nacos1/health").contains("ExpiredClientCleaner"));
 }
 
 #[test]
@@ -58,26 +58,26 @@ fn explain_tells_the_first_beat_of_each_instance_once_with_the_row_it_refreshed(
     assert!(at[0].contains("lightBeatEnabled=true"), "the answer switches the reactor to light beats first");
     let beat = at[1];
     assert!(beat.contains("(D) ClientBeatProcessorV2#run"), "{beat}");
-    assert!(beat.contains("- instances") && beat.contains("last beat 0.001s"), "{beat}");
+    assert!(beat.contains("- instances") && beat.contains("last beat 0.003s"), "{beat}");
     assert!(beat.contains("+ instances") && beat.contains("last beat 5.001s"), "{beat}");
 }
 
 #[test]
 fn explain_narrates_20404_and_the_re_registration_after_a_server_restart() {
-    // 03-server-restart: nacos1 dies at 62 s, restarts empty at 70 s; the light beat at 70.027 s
-    // gets 20404 and the POST at 70.029 s brings orders-1 back.
+    // 03-server-restart: nacos1 dies at 62 s, restarts empty at 70 s; the light beat, on a new
+    // connection, lands at 70.033 s and gets 20404, and the POST at 70.035 s brings orders-1 back.
     let walk = explain("nacos/03-server-restart");
     let crash = moment(&walk, "62.000s", "net");
     assert!(crash.contains("nacos1 after:\n        (empty)"), "the crash empties the tables at once:\n{crash}");
-    assert!(moment(&walk, "70.027s", "nacos1").contains("handleBeat (A)"));
-    assert!(moment(&walk, "70.028s", "orders-1").contains("20404 RESOURCE_NOT_FOUND → NamingProxy#registerService"));
-    let back = moment(&walk, "70.029s", "nacos1");
+    assert!(moment(&walk, "70.033s", "nacos1").contains("handleBeat (A)"));
+    assert!(moment(&walk, "70.034s", "orders-1").contains("20404 RESOURCE_NOT_FOUND → NamingProxy#registerService"));
+    let back = moment(&walk, "70.035s", "nacos1");
     assert!(back.contains("registerInstance(orders-1") && back.contains("+ instances"), "{back}");
 }
 
 #[test]
 fn explain_shows_client_beat_processor_flipping_a_paused_instance_back() {
-    // 02-gc-pause: pause-18 is marked unhealthy at 80.001 s and healthy at its beat at 82.901 s.
+    // 02-gc-pause: pause-18 is marked unhealthy at 80.003 s and healthy at its beat at 82.901 s.
     let walk = explain("nacos/02-gc-pause");
     let back = moment(&walk, "82.901s", "nacos1");
     assert!(back.contains("ClientBeatProcessorV2#run: pause-18 was unhealthy"), "{back}");
@@ -98,19 +98,19 @@ fn the_diagram_folds_beats_and_draws_20404_and_the_re_registration() {
     let d = routesim::view::mermaid::sequence_diagram(&s, &kept(&s).kept);
     assert!(d.contains("participant orders_1 as orders-1") && d.contains("participant nacos1 as nacos1"), "{d}");
     assert!(d.contains("orders_1->>nacos1: light beat orders-1: 10200 ×11"), "beats fold with a count:\n{d}");
-    assert!(d.contains("nacos1-->>orders_1: 70.028s 20404 RESOURCE_NOT_FOUND"), "{d}");
-    assert!(d.contains("orders_1->>nacos1: 70.029s POST instance orders-1: registerInstance"), "{d}");
+    assert!(d.contains("nacos1-->>orders_1: 70.034s 20404 RESOURCE_NOT_FOUND"), "{d}");
+    assert!(d.contains("orders_1->>nacos1: 70.035s POST instance orders-1: registerInstance"), "{d}");
 }
 
 #[test]
 fn the_diagram_shows_checkers_and_pushes_with_what_the_subscriber_now_sees() {
     let s = scenario("nacos/07-subscriber");
     let d = routesim::view::mermaid::sequence_diagram(&s, &kept(&s).kept);
-    assert!(d.contains("nacos1_health->>nacos1: 80.001s UnhealthyInstanceChecker: orders-1 no beat for 19.978s > 15s"));
+    assert!(d.contains("nacos1_health->>nacos1: 80.003s UnhealthyInstanceChecker: orders-1 no beat for 19.980s > 15s"));
     assert!(
         d.contains("nacos1_push-->>gateway: 80.601s UDP push orders: now sees [orders-1 UNHEALTHY, orders-2 healthy]")
     );
-    assert!(d.contains("nacos1_health->>nacos1: 95.001s ExpiredInstanceChecker: orders-1"), "{d}");
+    assert!(d.contains("nacos1_health->>nacos1: 95.003s ExpiredInstanceChecker: orders-1"), "{d}");
 }
 
 #[test]
@@ -126,12 +126,13 @@ fn half_an_hour_of_flapping_folds_into_loops_of_repeated_steps() {
 
 #[test]
 fn the_report_draws_an_instances_deadlines_from_its_last_beat() {
-    // 01-crash: last beat 5.001 s → alive until 20.001 s, deleted after 35.001 s.
+    // 01-crash: last beat 10.003 s → alive until 25.003 s, flipped at the 30.003 s tick; deleted
+    // after 40.003 s, at the 45.003 s tick — each bar names the checker that acted and when.
     let s = scenario("nacos/01-crash");
     let html = routesim::view::report::html(&s, &kept(&s));
     assert!(html.contains(r#"data-lane="nacos1 · orders-1""#), "a row per instance at its server");
-    assert!(html.contains("alive until 20.001s (last beat 5.001s + 15s); the checker acted at 25.001s"));
-    assert!(html.contains("deleted after 35.001s (last beat 5.001s + 30s); the checker acted at 25.001s"));
+    assert!(html.contains("alive until 25.003s (last beat 10.003s + 15s); UnhealthyInstanceChecker acted at 30.003s"));
+    assert!(html.contains("deleted after 40.003s (last beat 10.003s + 30s); ExpiredInstanceChecker acted at 45.003s"));
     assert!(html.contains("orders-1 unhealthy at nacos1 (UnhealthyInstanceChecker)"));
 }
 

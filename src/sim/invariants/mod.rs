@@ -62,11 +62,14 @@ pub enum Invariant {
     NacosBoundedExpiry,
     /// Once every fault is healed (no cut, loss, slow link or paused process left), an instance
     /// whose application runs (and is not shutting down) is registered and healthy on its one
-    /// server within `read_timeout + beat cycle + 3 one-way latencies` of the last fault, its
-    /// app's (re)start plus its start offset, or its server's restart — whichever is latest —
-    /// and stays so. The read timeout is there because a beat sent into a black hole before
-    /// the heal blocks its `BeatTask` for up to `rtimeout` (50 s by default, scenario 06); the
-    /// three latencies are a beat, its 20404 answer and the re-registration.
+    /// server within `max(read_timeout, connect_timeout) + handshake + queue + beat cycle + 3
+    /// one-way latencies` of the last fault, its app's (re)start plus its start offset, or its
+    /// server's restart — whichever is latest — and stays so. The read timeout is there because
+    /// a beat sent into a black hole before the heal may block its `BeatTask` for up to
+    /// `rtimeout` (50 s by default; TCP usually delivers it sooner, scenario 06), after which the
+    /// one-server retry connects afresh (the handshake); `queue` is the wait for one of the app's
+    /// beat threads behind its other beats; the three latencies are a beat, its 20404 answer and
+    /// the re-registration.
     ///
     /// Left out, because Nacos does not promise it for them: instances whose app lists several
     /// servers (without Distro a 1.x client spreads its beats at random, scenario 08), and

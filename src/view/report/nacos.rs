@@ -23,18 +23,23 @@ fn instance_row(b: &mut Builder, cast: &Cast, server: &str, service: &ServiceKey
 
 /// A deadline bar from the last beat: `silent` before `t`, plus `timeout` (non-positive
 /// timeouts, which metadata can produce, give a one-tick bar at the last beat).
+/// `acted` names the checker and the tick it acted at, when that is known yet (the deletion
+/// deadline is drawn at the unhealthy flip, before the deleting tick).
 fn deadline(
     b: &mut Builder,
     row: usize,
-    t: SimTime,
-    silent: SimDuration,
+    (t, silent): (SimTime, SimDuration),
     timeout: i64,
     class: &'static str,
     what: &str,
+    acted: Option<&str>,
 ) {
     let last = SimTime(t.millis().saturating_sub(silent.millis()));
     let limit = SimDuration(timeout.max(0) as u64);
-    let detail = format!("{what} {} (last beat {last} + {limit}); the checker acted at {t}", last + limit);
+    let mut detail = format!("{what} {} (last beat {last} + {limit})", last + limit);
+    if let Some(checker) = acted {
+        detail += &format!("; {checker} acted at {t}");
+    }
     b.bar(row, last, last + limit, class, detail);
 }
 
@@ -87,19 +92,30 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             let row = instance_row(b, cast, &server, service, client);
             let who = cast.instance(service, client);
             b.switch_bar(row, t, "unhealthy", format!("{who} unhealthy at {server} (UnhealthyInstanceChecker)"));
-            deadline(b, row, t, *silent, *timeout, "alive", "alive until");
+            deadline(b, row, (t, *silent), *timeout, "alive", "alive until", Some("UnhealthyInstanceChecker"));
             if let Some(d) = delete_timeout {
-                deadline(b, row, t, *silent, *d, "deadline", "deleted after");
+                deadline(b, row, (t, *silent), *d, "deadline", "deleted after", None);
             }
         }
         Expired { service, client, silent, timeout } => {
             b.mark(a, t, "expire", detail());
             let row = instance_row(b, cast, &server, service, client);
             b.close_bar(row, t);
-            // Drawn at the unhealthy flip already, unless both checkers acted in one pass.
+            // Drawn at the unhealthy flip already (the tick that deletes is named now), unless
+            // both checkers acted in one pass.
             let last = SimTime(t.millis().saturating_sub(silent.millis()));
-            if !b.m.bars.iter().any(|x| x.row == row && x.class == "deadline" && x.from == last) {
-                deadline(b, row, t, *silent, *timeout, "deadline", "deleted after");
+            let acted = format!("; ExpiredInstanceChecker acted at {t}");
+            match b.m.bars.iter_mut().find(|x| x.row == row && x.class == "deadline" && x.from == last) {
+                Some(bar) => bar.detail += &acted,
+                None => deadline(
+                    b,
+                    row,
+                    (t, *silent),
+                    *timeout,
+                    "deadline",
+                    "deleted after",
+                    Some("ExpiredInstanceChecker"),
+                ),
             }
         }
         ClientRemoved { client, services, .. } => {

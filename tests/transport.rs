@@ -1,0 +1,149 @@
+//! The transport's rules, end to end through the actors: each test runs a small scenario and
+//! reads its trace. The pure rules (RTO, backoff, retry budgets, per-end idle clocks) have unit
+//! tests in `src/sim/network/`; these pin how the clients and servers use them.
+
+use routesim::sim::runner::{run, RunOptions};
+use routesim::sim::scenario::parse;
+use routesim::sim::trace::TraceOptions;
+use std::path::Path;
+
+/// Runs a scenario and returns its trace as `time actor text` lines.
+fn trace(toml: &str) -> Vec<String> {
+    let scenario = parse(Path::new("test.toml"), toml).unwrap_or_else(|e| panic!("{e}"));
+    let report =
+        run(&scenario, RunOptions { trace: TraceOptions { keep: true, ..Default::default() }, ..Default::default() });
+    report.kept.iter().map(|e| format!("{} {} {}", e.t, e.actor, e.what)).collect()
+}
+
+fn lines<'a>(trace: &'a [String], needle: &str) -> Vec<&'a str> {
+    trace.iter().filter(|l| l.contains(needle)).map(String::as_str).collect()
+}
+
+const ONE_NAMESRV: &str = r#"
+[[namesrv]]
+name = "ns1"
+{ns}
+
+[[broker]]
+name = "a0"
+broker_name = "broker-a"
+addr = "10.0.0.1:10911"
+topics = [{ name = "Orders" }]
+
+[[client]]
+name = "producer"
+topics = ["Orders"]
+{client}
+"#;
+
+fn rocketmq(duration: &str, ns: &str, client: &str, faults: &str) -> String {
+    let body = ONE_NAMESRV.replace("{ns}", ns).replace("{client}", client);
+    format!("[scenario]\nname = \"t\"\nduration = \"{duration}\"\n{body}\n{faults}")
+}
+
+#[test]
+fn a_timed_out_request_closes_its_channel_so_the_next_one_connects_afresh() {
+    // RocketMQ NettyRemotingClient#invokeSync: RemotingTimeoutException, and with
+    // clientCloseSocketIfTimeout (NettySystemConfig, default true) closeChannel(addr, channel).
+    // ns1 is stopped (SIGSTOP) over the producer's poll at 60.010 s: no answer within 3 s.
+    let faults = "[[fault]]\nat = \"55s\"\nhang = \"ns1\"\n\n[[fault]]\nat = \"70s\"\nresume = \"ns1\"\n";
+    let t = trace(&rocketmq("100s", "", "", faults));
+    let closed = lines(&t, "producer<->ns1 closed by producer (request timed out)");
+    assert_eq!(closed.len(), 1, "{t:#?}");
+    assert!(closed[0].starts_with("63.010s"), "{closed:?}");
+    let opened = lines(&t, "opened producer -> ns1");
+    assert_eq!(opened.len(), 2, "the poll after the timeout needs a new connection: {opened:?}");
+    assert!(opened[1].starts_with("90.010s"), "{opened:?}");
+}
+
+#[test]
+fn each_end_closes_a_channel_idle_for_120_seconds() {
+    // Netty IdleStateHandler(0, 0, 120 s) on both ends (serverChannelMaxIdleTimeSeconds,
+    // clientChannelMaxIdleTimeSeconds), each counting its own reads and writes. A client polling
+    // every 150 s leaves its channel idle for 120 s between polls.
+    let client = "poll_interval = \"150s\"";
+    let by_client = trace(&rocketmq("3m", "idle_close = \"off\"", client, ""));
+    let idle = lines(&by_client, "producer<->ns1 closed by producer (idle)");
+    assert_eq!(idle.len(), 1, "the client's own end times out: {by_client:#?}");
+    assert!(idle[0].starts_with("120.014s"), "last read: the answer at 0.014 s: {idle:?}");
+    let by_server = trace(&rocketmq("3m", "", &format!("{client}\nidle_close = \"off\""), ""));
+    let idle = lines(&by_server, "ns1<->producer closed by ns1 (idle)");
+    assert_eq!(idle.len(), 1, "the name server's end times out: {by_server:#?}");
+    assert!(idle[0].starts_with("120.013s"), "last read and write: the poll at 0.013 s: {idle:?}");
+}
+
+const NACOS: &str = r#"
+[scenario]
+name = "t"
+duration = "{duration}"
+
+[[nacos_server]]
+name = "nacos1"
+
+[[instance]]
+name = "a"
+app = "shop"
+service = "orders"
+ip = "10.1.0.1"
+{extra}
+
+[[instance]]
+name = "b"
+app = "shop"
+service = "pay"
+ip = "10.1.0.1"
+{extra}
+"#;
+
+fn nacos(duration: &str, extra: &str, faults: &str) -> String {
+    format!("{}\n{faults}", NACOS.replace("{duration}", duration).replace("{extra}", extra))
+}
+
+#[test]
+fn a_client_with_one_server_tries_it_three_times_at_once() {
+    // Nacos 1.4.x NamingProxy: one server is the domain, and reqApi retries a domain
+    // REQUEST_DOMAIN_RETRY_COUNT = 3 times, at once, on any NacosException.
+    let t = trace(&nacos("20s", "", "[[fault]]\nat = \"7s\"\ncrash = \"nacos1\"\n"));
+    // a's beat at 10.002 s is refused three times, a round trip apart; only then does its
+    // BeatTask give up (and free the one beat thread for b's).
+    let refused = lines(&t, "PUT /nacos/v1/ns/instance/beat shop -> nacos1 failed: connection refused");
+    let times: Vec<&str> = refused.iter().take(3).map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(times, ["10.002s", "10.004s", "10.006s"], "{refused:#?}");
+    let gave_up = lines(&t, "a: PUT /nacos/v1/ns/instance/beat failed after all servers tried");
+    assert!(gave_up[0].starts_with("10.008s"), "{gave_up:?}");
+}
+
+#[test]
+fn a_beat_blocked_on_a_stopped_server_holds_its_thread() {
+    // Nacos BeatReactor: a ScheduledThreadPoolExecutor of namingClientBeatThreadCount threads,
+    // and BeatTask#run holds one for its whole sendBeat. nacos1 stops (SIGSTOP) at 7 s: a's beat
+    // at 10 s gets no answer until it resumes at 30 s. With one thread b's beat waits for it; with
+    // two it goes out on time and waits in nacos1's socket buffer too.
+    let faults = "[[fault]]\nat = \"7s\"\nhang = \"nacos1\"\n\n[[fault]]\nat = \"30s\"\nresume = \"nacos1\"\n";
+    let b_back = |threads: &str| -> String {
+        let t = trace(&nacos("40s", &format!("beat_threads = {threads}"), faults));
+        let back = lines(&t, "DEFAULT_GROUP@@pay 10.1.0.1:8080#true: beat after");
+        back[0].split(' ').next().unwrap().to_string()
+    };
+    // One thread: a's beat holds it until nacos1 answers at the resume; only then does b's go out.
+    assert_eq!(b_back("1"), "30.002s");
+    // Two threads: b's beat went out on time and waited in nacos1's socket buffer with a's.
+    assert_eq!(b_back("2"), "30.000s");
+}
+
+#[test]
+fn an_unacknowledged_push_is_sent_once_more_then_given_up() {
+    // Nacos UdpConnector: UdpRetrySender resends after ACK_TIMEOUT_NANOS (10 s) while
+    // retryTimes <= UDP_MAX_RETRY_TIMES (1), then fails with NoRequiredRetryException.
+    let toml = format!(
+        "{}\n[[subscriber]]\nname = \"gw\"\nservices = [\"orders\"]\n\n[[fault]]\nat = \"20s\"\nblock = {{ from = \"nacos1\", to = \"gw\" }}\n\n[[fault]]\nat = \"21s\"\ncrash = \"shop\"\n",
+        NACOS.replace("{duration}", "2m").replace("{extra}", "")
+    );
+    let t = trace(&toml);
+    let resent = lines(&t, "no ack within 10s, sent again");
+    let gave_up = lines(&t, "given up until its next poll");
+    assert!(!resent.is_empty() && !gave_up.is_empty(), "{t:#?}");
+    let secs = |l: &str| -> f64 { l.split('s').next().unwrap().parse().unwrap() };
+    assert_eq!(secs(resent[0]) - 10.0, secs(lines(&t, "UDP push nacos1 -> gw dropped")[0]));
+    assert_eq!(secs(gave_up[0]), secs(resent[0]) + 10.0);
+}
