@@ -14,7 +14,7 @@
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::network::Stop as ProcStop;
-use crate::actors::remoting::{Done, Remoting, RequestTimeout};
+use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::broker::{self, BrokerCore, TopicChange};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
 use crate::rocketmq::types::{perm, DataVersion};
@@ -329,10 +329,10 @@ impl Handler<Packet> for Broker {
     }
 }
 
-impl Handler<RequestTimeout> for Broker {
+impl Handler<RequestTimeouts> for Broker {
     type Result = ();
-    fn handle(&mut self, RequestTimeout(id): RequestTimeout, ctx: &mut Context<Self>) {
-        if let Some(done) = self.remoting.on_timeout(id) {
+    fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
+        for done in self.remoting.on_timeouts(ctx) {
             self.done(done, ctx);
         }
     }

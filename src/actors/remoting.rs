@@ -19,7 +19,7 @@ use crate::actors::env::Env;
 use crate::actors::network::TimerId;
 use crate::rocketmq::client::NamesrvChooser;
 use crate::rocketmq::wire::RmqMsg;
-use crate::sim::clock::SimDuration;
+use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
@@ -62,26 +62,31 @@ struct Pending<P> {
     namesrv: usize,
     channel: Option<ChannelId>,
     timeout: SimDuration,
-    timer: TimerId,
+    deadline: SimTime,
 }
 
-/// The timeout of request `MsgId`, delivered to the owning actor.
+/// The remoting client's alarm: the earliest request deadline has come (Netty's
+/// `scanResponseTable` plays this part in RocketMQ; `invokeSync` waits on its own future).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct RequestTimeout(pub MsgId);
+pub struct RequestTimeouts;
 
 pub struct Remoting<P> {
     env: Env,
     namesrvs: Vec<(String, NodeId)>,
     chooser: NamesrvChooser,
+    /// A handful at most: one per name server being registered with, one poll.
     pending: BTreeMap<MsgId, Pending<P>>,
+    /// One timer for the earliest deadline, not one per request: a broker registers with every
+    /// name server every 30 s, and almost every request is answered long before its deadline.
+    alarm: Option<(SimTime, TimerId)>,
 }
 
 impl<P> Remoting<P> {
     /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
-        Remoting { env, namesrvs, chooser, pending: BTreeMap::new() }
+        Remoting { env, namesrvs, chooser, pending: BTreeMap::new(), alarm: None }
     }
 
     pub fn namesrvs(&self) -> &[(String, NodeId)] {
@@ -111,7 +116,7 @@ impl<P> Remoting<P> {
     /// `invokeSync(addr, request, timeout)`.
     pub fn invoke_sync<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P, ctx: &Context<A>)
     where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeout>,
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
         let node = self.namesrvs[namesrv].1;
         let id = self.env.send(node, Body::Rmq(msg));
@@ -119,8 +124,21 @@ impl<P> Remoting<P> {
             return; // this incarnation is dead
         }
         let channel = self.env.net.current_channel(self.env.node, node);
-        let timer = self.env.after(timeout, &ctx.address(), RequestTimeout(id));
-        self.pending.insert(id, Pending { purpose, namesrv, channel, timeout, timer });
+        let deadline = self.env.now() + timeout;
+        self.pending.insert(id, Pending { purpose, namesrv, channel, timeout, deadline });
+        if self.alarm.is_none_or(|(at, _)| deadline < at) {
+            self.arm(deadline, ctx);
+        }
+    }
+
+    fn arm<A>(&mut self, at: SimTime, ctx: &Context<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
+    {
+        if let Some((_, old)) = self.alarm.take() {
+            self.env.net.cancel(old);
+        }
+        self.alarm = Some((at, self.env.after(at.since(self.env.now()), &ctx.address(), RequestTimeouts)));
     }
 
     /// `invokeOneway(addr, request)`: written and forgotten.
@@ -128,10 +146,17 @@ impl<P> Remoting<P> {
         self.env.send(self.namesrvs[namesrv].1, Body::Rmq(msg));
     }
 
+    /// An answered or failed request leaves the table; with none left the alarm is cancelled,
+    /// which spares the run an instant (a registration is answered in milliseconds, its alarm
+    /// would ring 24 s later for nothing).
     fn finish(&mut self, id: MsgId) -> Option<Pending<P>> {
-        let p = self.pending.remove(&id)?;
-        self.env.net.cancel(p.timer);
-        Some(p)
+        let done = self.pending.remove(&id)?;
+        if self.pending.is_empty() {
+            if let Some((_, timer)) = self.alarm.take() {
+                self.env.net.cancel(timer);
+            }
+        }
+        Some(done)
     }
 
     /// An answer, or a network notice about our requests.
@@ -160,13 +185,27 @@ impl<P> Remoting<P> {
         }
     }
 
-    /// The timeout of request `id` passed: close its channel and fail it.
-    pub fn on_timeout(&mut self, id: MsgId) -> Option<Done<P>> {
-        let req = self.pending.remove(&id)?;
-        if let Some(channel) = req.channel {
-            self.env.net.close(self.env.node, channel, "request timed out");
+    /// The alarm rang: every request past its deadline fails, and its channel is closed
+    /// (`clientCloseSocketIfTimeout`). The alarm is set again for the next deadline.
+    pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Vec<Done<P>>
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
+    {
+        self.alarm = None;
+        let now = self.env.now();
+        let expired: Vec<MsgId> = self.pending.iter().filter(|(_, r)| r.deadline <= now).map(|(id, _)| *id).collect();
+        let mut out = Vec::new();
+        for id in expired {
+            let Some(req) = self.pending.remove(&id) else { continue };
+            if let Some(channel) = req.channel {
+                self.env.net.close(self.env.node, channel, "request timed out");
+            }
+            let failure = Failure::Timeout(req.timeout);
+            out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
         }
-        let failure = Failure::Timeout(req.timeout);
-        Some(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure })
+        if let Some(next) = self.pending.values().map(|r| r.deadline).min() {
+            self.arm(next, ctx);
+        }
+        out
     }
 }

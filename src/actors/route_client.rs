@@ -9,7 +9,7 @@
 //! `rocketmq::client::RouteClientCore`.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::remoting::{Done, Remoting, RequestTimeout};
+use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::client::{RouteClientCore, RouteUpdate};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::types::TopicRouteData;
@@ -130,10 +130,10 @@ impl Handler<PollTick> for RouteClient {
     }
 }
 
-impl Handler<RequestTimeout> for RouteClient {
+impl Handler<RequestTimeouts> for RouteClient {
     type Result = ();
-    fn handle(&mut self, RequestTimeout(id): RequestTimeout, ctx: &mut Context<Self>) {
-        if let Some(done) = self.remoting.on_timeout(id) {
+    fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
+        for done in self.remoting.on_timeouts(ctx) {
             self.done(done, ctx);
         }
     }

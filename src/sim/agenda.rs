@@ -62,6 +62,22 @@ impl<E> Agenda<E> {
         Some((at, entry))
     }
 
+    /// Takes out the first entry at `at` that `pick` chooses, if there is one. An instant left
+    /// with nothing is gone, so nobody wakes up for it.
+    pub fn remove(&mut self, at: SimTime, pick: impl Fn(&E) -> bool) -> Option<E> {
+        let bucket = self.buckets.get_mut(&at)?;
+        let i = bucket.iter().position(pick)?;
+        let entry = bucket.remove(i);
+        if bucket.is_empty() {
+            let bucket = self.buckets.remove(&at).expect("the bucket exists");
+            if self.spare.len() < SPARE_BUCKETS {
+                self.spare.push(bucket);
+            }
+        }
+        self.len -= 1;
+        entry
+    }
+
     /// How many entries are still due at or before `now` in the earliest instant's bucket (none
     /// once that bucket is a later instant's).
     pub fn due_len(&self, now: SimTime) -> usize {
@@ -105,6 +121,17 @@ mod tests {
         a.pop_due(SimTime(1));
         a.pop_due(SimTime(1));
         assert_eq!(a.due_len(SimTime(1)), 0, "the next bucket is a later instant's");
+    }
+
+    #[test]
+    fn a_removed_entry_leaves_no_instant_behind() {
+        let mut a = Agenda::default();
+        a.push(SimTime(5), 1);
+        a.push(SimTime(9), 2);
+        assert_eq!(a.remove(SimTime(5), |e| *e == 1), Some(1));
+        assert_eq!(a.next_time(), Some(SimTime(9)), "nobody wakes at 5");
+        assert_eq!(a.remove(SimTime(9), |e| *e == 3), None);
+        assert_eq!(a.len(), 1);
     }
 
     #[test]

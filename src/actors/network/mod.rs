@@ -67,9 +67,9 @@ macro_rules! packet_endpoint {
     )*};
 }
 
-/// A timer handle, for cancelling.
+/// A timer handle, for cancelling: its id and when it is due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TimerId(u64);
+pub struct TimerId(u64, SimTime);
 
 /// How a process stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,11 +318,17 @@ impl Net {
         let epoch = k.core.proc(owner).epoch;
         k.agenda.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
         k.wake_if_earlier(now + delay);
-        TimerId(id)
+        TimerId(id, now + delay)
     }
 
+    /// Cancels a timer. One still in the agenda is taken out, so its instant costs nothing;
+    /// one already parked (its process is stopped) is dropped when it would run.
     pub fn cancel(&self, timer: TimerId) {
-        self.0.borrow_mut().cancelled.insert(timer.0);
+        let mut k = self.0.borrow_mut();
+        let TimerId(id, at) = timer;
+        if k.agenda.remove(at, |d| matches!(d, Due::Timer { id: i, .. } if *i == id)).is_none() {
+            k.cancelled.insert(id);
+        }
     }
 
     /// Drives the run until `end`, then returns. This is the network actor's one loop.

@@ -336,16 +336,16 @@ impl NetCore {
             self.channels.get_mut(&channel).expect("channel exists").streams[dir].backlog.push_back(seg);
             return Tx::Held { miss: None, retransmit_at: None };
         }
-        let verdict = self.attempt(from, to, rng);
-        let rto = self.rto(from, to);
-        let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
-        match verdict {
+        match self.attempt(from, to, rng) {
             Ok(delay) => {
+                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
                 let at = (depart + delay).max(s.next_free);
                 s.next_free = at;
                 Tx::Arrives(at)
             }
             Err(miss) => {
+                let rto = self.rto(from, to);
+                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
                 s.backlog.push_back(seg);
                 Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
             }
