@@ -96,7 +96,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
     let expects = vec![
         Expectation {
             name: "the killed masters leave their groups, the slaves stay".into(),
-            when: by.clone(),
+            when: by,
             subject: Subject::Route {
                 namesrv: "ns1".into(),
                 topic: "Topic000".into(),
