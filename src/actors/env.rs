@@ -3,7 +3,7 @@
 //! Not an actor itself — the few lines every actor would otherwise repeat: reading virtual time,
 //! recording a trace event, sending a packet, and setting a timer that comes back as a message.
 
-use crate::actors::network::{Net, TimerId};
+use crate::actors::network::{Net, Sent, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::invariants::Mutation;
@@ -54,6 +54,15 @@ impl Env {
             return 0;
         }
         self.net.send(self.node, to, body)
+    }
+
+    /// `send`, with the channel and its connect time (see [`Sent`]); a dead process sends
+    /// nothing (id 0).
+    pub fn send_via(&self, to: NodeId, body: Body) -> Sent {
+        if !self.alive() {
+            return Sent { id: 0, channel: None, up: None };
+        }
+        self.net.send_via(self.node, to, body)
     }
 
     pub fn send_on(&self, channel: ChannelId, body: Body) -> MsgId {

@@ -81,13 +81,13 @@ impl<P> HttpClient<P> {
     {
         let Some(server) = call.api.next_server() else { return Some(call) };
         let node = self.servers[server].1;
-        let id = self.env.send(node, Body::Nacos(call.msg.clone()));
+        let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()));
         // A connect that failed leaves no channel: its notice ends the attempt instead. The read
         // timeout counts from the connection being up; while its SYN is retried, from the latest
         // it could be up (the connect timeout fails it before that otherwise).
-        let channel = self.env.net.current_channel(self.env.node, node);
+        let (id, channel) = (sent.id, sent.channel);
         let now = self.env.now();
-        let deadline = channel.map(|c| match self.env.net.connected_at(c) {
+        let deadline = channel.map(|_| match sent.up {
             Some(up) => up.max(now) + self.read_timeout,
             None => now + self.env.net.connect_timeout() + self.read_timeout,
         });

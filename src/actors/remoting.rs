@@ -24,7 +24,6 @@ use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
 use actix::prelude::*;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// How a request failed.
@@ -75,8 +74,8 @@ pub struct Remoting<P> {
     env: Env,
     namesrvs: Vec<(String, NodeId)>,
     chooser: NamesrvChooser,
-    /// A handful at most: one per name server being registered with, one poll.
-    pending: BTreeMap<MsgId, Pending<P>>,
+    /// A handful at most (one per name server being registered with, one poll), in send order.
+    pending: Vec<(MsgId, Pending<P>)>,
     /// One timer for the earliest deadline, not one per request: a broker registers with every
     /// name server every 30 s, and almost every request is answered long before its deadline.
     alarm: Option<(SimTime, TimerId)>,
@@ -86,7 +85,7 @@ impl<P> Remoting<P> {
     /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
-        Remoting { env, namesrvs, chooser, pending: BTreeMap::new(), alarm: None }
+        Remoting { env, namesrvs, chooser, pending: Vec::new(), alarm: None }
     }
 
     pub fn namesrvs(&self) -> &[(String, NodeId)] {
@@ -118,14 +117,13 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let node = self.namesrvs[namesrv].1;
-        let id = self.env.send(node, Body::Rmq(msg));
-        if id == 0 {
+        let sent = self.env.send_via(self.namesrvs[namesrv].1, Body::Rmq(msg));
+        if sent.id == 0 {
             return; // this incarnation is dead
         }
-        let channel = self.env.net.current_channel(self.env.node, node);
         let deadline = self.env.now() + timeout;
-        self.pending.insert(id, Pending { purpose, namesrv, channel, timeout, deadline });
+        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline };
+        self.pending.push((sent.id, pending));
         if self.alarm.is_none_or(|(at, _)| deadline < at) {
             self.arm(deadline, ctx);
         }
@@ -150,7 +148,8 @@ impl<P> Remoting<P> {
     /// which spares the run an instant (a registration is answered in milliseconds, its alarm
     /// would ring 24 s later for nothing).
     fn finish(&mut self, id: MsgId) -> Option<Pending<P>> {
-        let done = self.pending.remove(&id)?;
+        let i = self.pending.iter().position(|(m, _)| *m == id)?;
+        let (_, done) = self.pending.remove(i);
         if self.pending.is_empty() {
             if let Some((_, timer)) = self.alarm.take() {
                 self.env.net.cancel(timer);
@@ -196,14 +195,15 @@ impl<P> Remoting<P> {
         let expired: Vec<MsgId> = self.pending.iter().filter(|(_, r)| r.deadline <= now).map(|(id, _)| *id).collect();
         let mut out = Vec::new();
         for id in expired {
-            let Some(req) = self.pending.remove(&id) else { continue };
+            let Some(i) = self.pending.iter().position(|(m, _)| *m == id) else { continue };
+            let (_, req) = self.pending.remove(i);
             if let Some(channel) = req.channel {
                 self.env.net.close(self.env.node, channel, "request timed out");
             }
             let failure = Failure::Timeout(req.timeout);
             out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
         }
-        if let Some(next) = self.pending.values().map(|r| r.deadline).min() {
+        if let Some(next) = self.pending.iter().map(|(_, r)| r.deadline).min() {
             self.arm(next, ctx);
         }
         out

@@ -13,18 +13,18 @@
 //! does, and when it schedules itself again, is its owner's business.
 
 use crate::sim::clock::SimTime;
-use std::collections::BTreeMap;
 
 pub struct Executor<T> {
     threads: usize,
     running: usize,
-    /// Tasks due and waiting for a thread, by (scheduled time, sequence number).
-    waiting: BTreeMap<(SimTime, u64), T>,
+    /// Tasks due and waiting for a thread, kept sorted by (scheduled time, sequence number):
+    /// a handful at most, so a vector beats a tree.
+    waiting: Vec<((SimTime, u64), T)>,
 }
 
 impl<T> Executor<T> {
     pub fn new(threads: usize) -> Self {
-        Executor { threads: threads.max(1), running: 0, waiting: BTreeMap::new() }
+        Executor { threads: threads.max(1), running: 0, waiting: Vec::new() }
     }
 
     pub fn threads(&self) -> usize {
@@ -33,7 +33,9 @@ impl<T> Executor<T> {
 
     /// A task's delay passed: it was due at `scheduled`; `seq` orders tasks due at once.
     pub fn due(&mut self, scheduled: SimTime, seq: u64, task: T) {
-        self.waiting.insert((scheduled, seq), task);
+        let key = (scheduled, seq);
+        let at = self.waiting.partition_point(|(k, _)| *k < key);
+        self.waiting.insert(at, (key, task));
     }
 
     /// The next task to run now, if a thread is free (the thread counts as busy until `done`).
@@ -41,7 +43,10 @@ impl<T> Executor<T> {
         if self.running >= self.threads {
             return None;
         }
-        let ((scheduled, _), task) = self.waiting.pop_first()?;
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let ((scheduled, _), task) = self.waiting.remove(0);
         self.running += 1;
         Some((scheduled, task))
     }

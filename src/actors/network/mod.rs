@@ -21,7 +21,7 @@ use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::invariants::Arrival;
-use crate::sim::network::{Datagram, LinkRules, NetCore, ProcState, Seg};
+use crate::sim::network::{Datagram, LinkRules, NetCore, ProcState, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
@@ -65,6 +65,15 @@ macro_rules! packet_endpoint {
             }
         }
     )*};
+}
+
+/// What a send did: the message's id, the channel it went on (none when no connection could
+/// be made), and when that connection is up (none while its SYN is still being retried).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sent {
+    pub id: MsgId,
+    pub channel: Option<ChannelId>,
+    pub up: Option<SimTime>,
 }
 
 /// A timer handle, for cancelling: its id and when it is due.
@@ -248,12 +257,26 @@ impl Net {
 
     /// Sends `body` from `from` to `to` over `from`'s current channel, opening one if needed.
     pub fn send(&self, from: NodeId, to: NodeId, body: Body) -> MsgId {
+        self.send_via(from, to, body).id
+    }
+
+    /// `send`, also saying which channel the request went on and when that connection is up —
+    /// what a client needs to match a close to its requests and to start a read timeout.
+    pub fn send_via(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let k = &mut *k;
         let id = k.next_id();
         let outcome = k.core.send(now, from, to, Seg::Data(id), &mut k.rng);
-        k.apply_send(now, id, from, to, outcome, body)
+        let channel = match outcome {
+            SendOutcome::Deliver { channel, .. }
+            | SendOutcome::Held { channel, .. }
+            | SendOutcome::Connecting { channel, .. } => Some(channel),
+            SendOutcome::ConnectFailed { .. } | SendOutcome::Closed => None,
+        };
+        let up = channel.and_then(|c| k.core.channel(c)).filter(|c| c.syn.is_none()).map(|c| c.connected_at);
+        k.apply_send(now, id, from, to, outcome, body);
+        Sent { id, channel, up }
     }
 
     /// Sends on a known channel (a reply). Silently nothing if `from` already closed it.
@@ -285,12 +308,6 @@ impl Net {
             }
         }
         id
-    }
-
-    /// When `channel`'s handshake completed (or will complete), or `None` while its SYN is still
-    /// being retried.
-    pub fn connected_at(&self, channel: ChannelId) -> Option<SimTime> {
-        self.0.borrow().core.channel(channel).filter(|c| c.syn.is_none()).map(|c| c.connected_at)
     }
 
     /// The application's connect timeout.
