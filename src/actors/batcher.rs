@@ -30,7 +30,7 @@ impl Batcher {
     fn wake(&mut self, ctx: &mut Context<Self>) {
         if !self.busy && !self.queue.is_empty() {
             self.busy = true;
-            self.env.after(self.delay, &ctx.address(), Process);
+            self.env.after(self.delay, ctx.address(), Process);
         }
     }
 }

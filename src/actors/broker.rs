@@ -155,14 +155,14 @@ impl Broker {
     fn schedule_tasks(&mut self, ctx: &mut Context<Self>) {
         let now = self.env.now();
         let first = now + broker::FIRST_PERIODIC_DELAY;
-        self.env.after(broker::FIRST_PERIODIC_DELAY, &ctx.address(), Tick(Task::Register, first));
+        self.env.after(broker::FIRST_PERIODIC_DELAY, ctx.address(), Tick(Task::Register, first));
         if self.core.config.enable_acting_master {
             let period = self.core.config.heartbeat_interval;
-            self.env.after(period, &ctx.address(), HeartbeatTick(now + period));
+            self.env.after(period, ctx.address(), HeartbeatTick(now + period));
         }
         if self.core.config.refresh_metadata {
             let first = now + broker::REFRESH_DELAY;
-            self.env.after(broker::REFRESH_DELAY, &ctx.address(), Tick(Task::Refresh, first));
+            self.env.after(broker::REFRESH_DELAY, ctx.address(), Tick(Task::Refresh, first));
         }
     }
 
@@ -200,7 +200,7 @@ impl Broker {
         if next <= self.env.now() {
             self.sched.due(next, task.seq(), task);
         } else {
-            self.env.after(next.since(self.env.now()), &ctx.address(), Tick(task, next));
+            self.env.after(next.since(self.env.now()), ctx.address(), Tick(task, next));
         }
         self.pump(ctx);
     }
@@ -316,7 +316,7 @@ impl Handler<HeartbeatTick> for Broker {
         }
         self.heartbeat();
         let (next, delay) = self.env.fixed_rate_delay(scheduled, self.core.config.heartbeat_interval);
-        self.env.after(delay, &ctx.address(), HeartbeatTick(next));
+        self.env.after(delay, ctx.address(), HeartbeatTick(next));
     }
 }
 

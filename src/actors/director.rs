@@ -318,11 +318,11 @@ impl Actor for Director {
             .chain(self.scenario.nacos.starts())
             .collect();
         for (name, at) in starts {
-            self.env.after(at.since(SimTime::ZERO), &ctx.address(), StartProcess(name));
+            self.env.after(at.since(SimTime::ZERO), ctx.address(), StartProcess(name));
         }
         for i in 0..self.scenario.timeline.len() {
             let at = self.scenario.timeline[i].at;
-            self.env.after(at.since(SimTime::ZERO), &ctx.address(), ApplyEvent(i));
+            self.env.after(at.since(SimTime::ZERO), ctx.address(), ApplyEvent(i));
         }
     }
 }

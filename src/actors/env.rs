@@ -73,12 +73,11 @@ impl Env {
     }
 
     /// Delivers `msg` to `addr` after `delay` of virtual time (the agenda's timer, not tokio's).
-    pub fn after<A, M>(&self, delay: SimDuration, addr: &Addr<A>, msg: M) -> TimerId
+    pub fn after<A, M>(&self, delay: SimDuration, addr: Addr<A>, msg: M) -> TimerId
     where
         A: Actor<Context = Context<A>> + Handler<M>,
         M: Message<Result = ()> + Send + 'static,
     {
-        let addr = addr.clone();
         self.net.after(self.node, delay, move || addr.do_send(msg))
     }
 

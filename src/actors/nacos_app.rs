@@ -147,7 +147,7 @@ impl NacosApp {
             return;
         }
         self.armed = Some(at);
-        self.env.after(at.since(self.env.now()), &ctx.address(), Wake(at));
+        self.env.after(at.since(self.env.now()), ctx.address(), Wake(at));
     }
 
     /// Runs the due `BeatTask`s, as many as there are free threads, earliest first.
@@ -303,7 +303,7 @@ impl Actor for NacosApp {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         for (idx, i) in self.instances.iter().enumerate() {
-            self.env.after(i.offset, &ctx.address(), RegisterNow(idx));
+            self.env.after(i.offset, ctx.address(), RegisterNow(idx));
         }
     }
 }

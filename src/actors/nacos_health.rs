@@ -51,7 +51,7 @@ impl HealthChecker {
         }
         let at = self.core.borrow_mut().arm();
         if let Some(at) = at {
-            self.timer = Some(self.env.after(at.since(self.env.now()), &ctx.address(), CheckTick));
+            self.timer = Some(self.env.after(at.since(self.env.now()), ctx.address(), CheckTick));
         }
     }
 }

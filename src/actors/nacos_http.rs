@@ -111,7 +111,7 @@ impl<P> HttpClient<P> {
         if let Some((_, old)) = self.timer.take() {
             self.env.net.cancel(old);
         }
-        self.timer = Some((at, self.env.after(at.since(self.env.now()), &ctx.address(), ReadTimeouts)));
+        self.timer = Some((at, self.env.after(at.since(self.env.now()), ctx.address(), ReadTimeouts)));
     }
 
     /// One attempt failed: trace it and try the next server, or report the call failed.

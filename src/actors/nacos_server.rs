@@ -116,7 +116,7 @@ impl NacosServer {
         if let Some((_, old)) = self.push_timer.take() {
             self.env.net.cancel(old);
         }
-        let timer = self.env.after(at.since(self.env.now()), &ctx.address(), PushTick);
+        let timer = self.env.after(at.since(self.env.now()), ctx.address(), PushTick);
         self.push_timer = Some((at, timer));
     }
 
@@ -139,7 +139,7 @@ impl NacosServer {
         let pending =
             Unacked { service: service.clone(), subscriber: subscriber.clone(), node, data: data.clone(), sends: 1 };
         self.unacked.insert(ack, pending);
-        self.push_env.after(UDP_ACK_TIMEOUT, &ctx.address(), AckTimeout(ack));
+        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
     }
 
     /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
@@ -286,7 +286,7 @@ impl Handler<AckTimeout> for NacosServer {
         p.sends += 1;
         let body = Body::Nacos(NacosMsg::Push { data: p.data.clone(), ack });
         self.push_env.net.send_datagram(self.push_env.node, p.node, body);
-        self.push_env.after(UDP_ACK_TIMEOUT, &ctx.address(), AckTimeout(ack));
+        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
         self.push_env.record(NacosNote::PushResent { service, subscriber });
     }
 }

@@ -104,7 +104,7 @@ impl NacosSubscriber {
                     self.core.borrow_mut().polled(&service, purpose.kind, None).1
                 };
                 self.env.record(NacosNote::PollFailed { service, failure, next });
-                self.env.after(next, &ctx.address(), UpdateTick(purpose.idx));
+                self.env.after(next, ctx.address(), UpdateTick(purpose.idx));
                 return;
             }
         };
@@ -120,7 +120,7 @@ impl NacosSubscriber {
             let refresh_only = kind == PollKind::RefreshOnly;
             self.env.record(NacosNote::Polled { service, server, refresh_only, next });
         }
-        self.env.after(next, &ctx.address(), UpdateTick(idx));
+        self.env.after(next, ctx.address(), UpdateTick(idx));
     }
 
     fn pushed(&mut self, info: Arc<ServiceInfo>, from: NodeId) {

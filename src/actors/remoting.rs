@@ -136,7 +136,7 @@ impl<P> Remoting<P> {
         if let Some((_, old)) = self.alarm.take() {
             self.env.net.cancel(old);
         }
-        self.alarm = Some((at, self.env.after(at.since(self.env.now()), &ctx.address(), RequestTimeouts)));
+        self.alarm = Some((at, self.env.after(at.since(self.env.now()), ctx.address(), RequestTimeouts)));
     }
 
     /// `invokeOneway(addr, request)`: written and forgotten.

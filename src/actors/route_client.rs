@@ -62,7 +62,7 @@ impl RouteClient {
             let scheduled = *scheduled;
             self.round = None;
             let (next, delay) = self.env.fixed_rate_delay(scheduled, self.poll_interval);
-            self.env.after(delay, &ctx.address(), PollTick(next));
+            self.env.after(delay, ctx.address(), PollTick(next));
             return;
         };
         let ns = self.remoting.choose();
@@ -113,7 +113,7 @@ impl Actor for RouteClient {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let first = self.env.now() + FIRST_POLL_DELAY;
-        self.env.after(FIRST_POLL_DELAY, &ctx.address(), PollTick(first));
+        self.env.after(FIRST_POLL_DELAY, ctx.address(), PollTick(first));
     }
 }
 

@@ -41,7 +41,7 @@ impl Actor for Scanner {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let first = self.env.now() + self.initial_delay;
-        self.env.after(self.initial_delay, &ctx.address(), ScanTick(first));
+        self.env.after(self.initial_delay, ctx.address(), ScanTick(first));
     }
 }
 
@@ -80,7 +80,7 @@ impl Handler<ScanTick> for Scanner {
             }
         }
         let (next, delay) = self.env.fixed_rate_delay(scheduled, self.interval);
-        self.env.after(delay, &ctx.address(), ScanTick(next));
+        self.env.after(delay, ctx.address(), ScanTick(next));
     }
 }
 

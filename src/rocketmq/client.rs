@@ -6,7 +6,7 @@
 //! long — keeps its old route when the answer is `TOPIC_NOT_EXIST`.
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// What a route answer did to the client's view.
@@ -119,16 +119,17 @@ impl RouteClientCore {
     /// master, or with a wiped write perm, vanish from producers at the next poll.
     pub fn publish_queues(&self, topic: &str) -> BTreeMap<String, u32> {
         let Some(route) = self.routes.get(topic) else { return BTreeMap::new() };
+        // The groups with a master, looked up once each (a big topic has hundreds of groups).
+        let mastered: BTreeSet<&str> = route
+            .broker_datas
+            .iter()
+            .filter(|b| b.broker_addrs.contains_key(&MASTER_ID))
+            .map(|b| b.broker_name.as_str())
+            .collect();
         route
             .queue_datas
             .iter()
-            .filter(|q| perm::is_writeable(q.perm))
-            .filter(|q| {
-                route
-                    .broker_datas
-                    .iter()
-                    .any(|b| b.broker_name == q.broker_name && b.broker_addrs.contains_key(&MASTER_ID))
-            })
+            .filter(|q| perm::is_writeable(q.perm) && mastered.contains(q.broker_name.as_str()))
             .map(|q| (q.broker_name.clone(), q.write_queue_nums))
             .collect()
     }

@@ -6,6 +6,7 @@
 //! nothing else (no tokio timer wheel, no hash order) decides who goes first.
 
 use crate::sim::clock::SimTime;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
 /// A min-queue of `E` by time, FIFO among equal times.
@@ -65,11 +66,12 @@ impl<E> Agenda<E> {
     /// Takes out the first entry at `at` that `pick` chooses, if there is one. An instant left
     /// with nothing is gone, so nobody wakes up for it.
     pub fn remove(&mut self, at: SimTime, pick: impl Fn(&E) -> bool) -> Option<E> {
-        let bucket = self.buckets.get_mut(&at)?;
-        let i = bucket.iter().position(pick)?;
-        let entry = bucket.remove(i);
-        if bucket.is_empty() {
-            let bucket = self.buckets.remove(&at).expect("the bucket exists");
+        // One search of the calendar: the entry handle both edits the bucket and drops it.
+        let Entry::Occupied(mut slot) = self.buckets.entry(at) else { return None };
+        let i = slot.get().iter().position(pick)?;
+        let entry = slot.get_mut().remove(i);
+        if slot.get().is_empty() {
+            let bucket = slot.remove();
             if self.spare.len() < SPARE_BUCKETS {
                 self.spare.push(bucket);
             }
