@@ -15,6 +15,8 @@ mod derive;
 pub mod monitor;
 mod nacos;
 mod nacos_bounds;
+#[cfg(test)]
+mod tests_bounded;
 
 use crate::sim::clock::SimTime;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};

@@ -12,6 +12,7 @@ use super::derive::{self, Expected};
 use super::nacos::{NacosWatch, Quiet};
 use super::{Arrival, Invariant, Violation};
 use crate::rocketmq::notes::RmqNote;
+use crate::rocketmq::types::BrokerAddrInfo;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::network::ProcState;
 use crate::sim::notes::{FaultNote, What};
@@ -32,19 +33,35 @@ struct NamesrvFacts {
     batch_delay: SimDuration,
 }
 
+/// The earliest instant at which a name server's live entry could be overdue, as of its table
+/// revision. Arrivals only push bounds later and a restart or resume only moves the scan grid
+/// later, so until the table's membership changes (a new entry, a new timeout, a group that
+/// starts listing an address: all bump the revision) or a broker arrives for the first time,
+/// `BoundedExpiry` has nothing to find before `until`. Without this the check walked every
+/// live entry at every instant, the larger part of an explored case's time.
+struct Horizon {
+    revision: (u64, u64),
+    until: SimTime,
+}
+
 pub struct Monitor {
     enabled: BTreeSet<Invariant>,
     scenario: Scenario,
     namesrvs: BTreeMap<String, NamesrvFacts>,
-    /// (cluster, addr) → broker process name.
-    brokers_by_addr: BTreeMap<(String, String), String>,
+    /// (cluster, addr) → broker process name, keyed like the live table so that a live entry
+    /// is looked up without building a key.
+    brokers_by_addr: BTreeMap<BrokerAddrInfo, String>,
     state: BTreeMap<String, ProcState>,
     /// When each name server last started or resumed: its scan grid starts over.
     ns_started: BTreeMap<String, SimTime>,
     ns_resumed: BTreeMap<String, SimTime>,
     /// Last registration or heartbeat from a broker that arrived at a name server, this
-    /// incarnation of the name server.
-    arrivals: BTreeMap<(String, String), SimTime>,
+    /// incarnation of the name server: name server → broker → when. Nested so that the
+    /// every-instant expiry check looks names up by reference.
+    arrivals: BTreeMap<String, BTreeMap<String, SimTime>>,
+    /// Per name server, until when its last full `BoundedExpiry` pass proved nothing can be
+    /// overdue (see [`Horizon`]).
+    horizons: BTreeMap<String, Horizon>,
     revisions: BTreeMap<String, (u64, u64)>,
     /// Cuts in force (partition/block names), processes hung, links with loss, links whose
     /// latency differs from the network's, and the most latency any link was given.
@@ -76,7 +93,7 @@ impl Monitor {
         let brokers_by_addr = scenario
             .brokers
             .iter()
-            .map(|b| ((b.config.cluster.clone(), b.config.addr.clone()), b.name.clone()))
+            .map(|b| (BrokerAddrInfo::new(&b.config.cluster, &b.config.addr), b.name.clone()))
             .collect();
         Monitor {
             enabled: scenario.invariants.iter().copied().collect(),
@@ -87,6 +104,7 @@ impl Monitor {
             ns_started: BTreeMap::new(),
             ns_resumed: BTreeMap::new(),
             arrivals: BTreeMap::new(),
+            horizons: BTreeMap::new(),
             revisions: BTreeMap::new(),
             cuts: BTreeSet::new(),
             lossy: BTreeSet::new(),
@@ -123,7 +141,8 @@ impl Monitor {
                 }
                 (_, ProcState::Running) => {
                     self.ns_started.insert(name.to_string(), now);
-                    self.arrivals.retain(|(ns, _), _| ns != name);
+                    self.arrivals.remove(name);
+                    self.horizons.remove(name);
                 }
                 _ => {}
             }
@@ -134,7 +153,19 @@ impl Monitor {
     pub fn arrived(&mut self, now: SimTime, from: &str, to: &str, arrival: Arrival) {
         match arrival {
             Arrival::Rmq if self.namesrvs.contains_key(to) => {
-                self.arrivals.insert((to.to_string(), from.to_string()), now);
+                // Keys are allocated once per (name server, broker), not once per heartbeat.
+                let at_ns = match self.arrivals.get_mut(to) {
+                    Some(m) => m,
+                    None => self.arrivals.entry(to.to_string()).or_default(),
+                };
+                match at_ns.get_mut(from) {
+                    Some(t) => *t = now,
+                    None => {
+                        // A broker seen for the first time brings a bound the horizon never saw.
+                        at_ns.insert(from.to_string(), now);
+                        self.horizons.remove(to);
+                    }
+                }
             }
             Arrival::Rmq => {}
             Arrival::Nacos(a) => self.nacos.arrived(now, to, a),
@@ -211,8 +242,8 @@ impl Monitor {
         timeout: SimDuration,
     ) -> Option<Violation> {
         let ns = actor.split('/').next().unwrap_or(actor).to_string();
-        let broker = self.brokers_by_addr.get(&(cluster.to_string(), addr.to_string()))?.clone();
-        let last = *self.arrivals.get(&(ns.clone(), broker.clone()))?;
+        let broker = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
+        let last = *self.arrivals.get(&ns)?.get(&broker)?;
         // An arrival in the very instant of the scan may still sit in the name server's mailbox
         // when the scanner runs — the same race the real scan thread has — so only earlier
         // arrivals count.
@@ -280,23 +311,28 @@ impl Monitor {
             let table = table.borrow();
             let started = self.ns_started.get(ns).copied().unwrap_or_default();
             let resumed = self.ns_resumed.get(ns).copied().unwrap_or_default();
+            let Some(arrivals) = self.arrivals.get(ns) else { continue };
+            let revision = world.namesrv_revision(ns);
+            if self.horizons.get(ns).is_some_and(|h| h.revision == revision && now <= h.until) {
+                continue;
+            }
+            let mut until = SimTime(u64::MAX);
             for (key, live) in table.broker_live_table() {
-                let Some(broker) = self.brokers_by_addr.get(&(key.cluster_name.clone(), key.broker_addr.clone()))
-                else {
-                    continue;
-                };
-                let Some(&last) = self.arrivals.get(&(ns.clone(), broker.clone())) else { continue };
-                // Orphans (an address no group lists) are never removed by RocketMQ (§2.4).
-                let listed =
-                    table.broker_addr_table().values().any(|g| g.broker_addrs.values().any(|a| a == &key.broker_addr));
-                if !listed {
-                    continue;
-                }
+                let Some(broker) = self.brokers_by_addr.get(key) else { continue };
+                let Some(&last) = arrivals.get(broker) else { continue };
                 let first_scan = started + facts.scan_initial_delay;
                 let bound = (last + live.heartbeat_timeout_millis).max(first_scan).max(resumed)
                     + facts.scan_interval
                     + facts.batch_delay;
-                if now > bound {
+                if now <= bound {
+                    until = until.min(bound);
+                    continue;
+                }
+                // Orphans (an address no group lists) are never removed by RocketMQ (§2.4). Asked
+                // only past the bound: it walks every group, and this check runs every instant.
+                let listed =
+                    table.broker_addr_table().values().any(|g| g.broker_addrs.values().any(|a| a == &key.broker_addr));
+                if listed {
                     let detail = format!(
                         "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {} + scan {} + batch delay {})",
                         live.heartbeat_timeout_millis, facts.scan_interval, facts.batch_delay
@@ -304,6 +340,9 @@ impl Monitor {
                     out.push((Invariant::BoundedExpiry, detail));
                     break;
                 }
+            }
+            if out.is_empty() {
+                self.horizons.insert(ns.clone(), Horizon { revision, until });
             }
         }
         out.into_iter().filter_map(|(i, d)| self.violate(i, now, d)).collect()
