@@ -354,6 +354,10 @@ impl Net {
             let k = self.0.borrow();
             (k.notify.clone(), k.origin)
         };
+        // One timer, moved from instant to instant: a fresh `Sleep` per instant registered and
+        // dropped a timer-wheel entry every time.
+        let sleep = tokio::time::sleep_until(origin);
+        tokio::pin!(sleep);
         loop {
             let next = self.0.borrow().agenda.next_time();
             // Past the end, sleep one millisecond beyond it: waking then proves instant `end`
@@ -362,10 +366,11 @@ impl Net {
             if target > self.now() {
                 self.0.borrow_mut().armed = Some(target);
                 let deadline = origin + std::time::Duration::from_millis(target.millis());
+                sleep.as_mut().reset(deadline);
                 tokio::select! {
                     biased;
                     _ = notify.notified() => {}
-                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = &mut sleep => {}
                 }
                 self.0.borrow_mut().armed = None;
             }
