@@ -49,6 +49,9 @@ pub struct TraceOptions {
     pub keep: bool,
 }
 
+/// How many encoded bytes wait before they are hashed.
+const HASH_CHUNK: usize = 8 * 1024;
+
 pub struct Trace {
     opts: TraceOptions,
     hasher: xxhash_rust::xxh3::Xxh3,
@@ -63,7 +66,7 @@ impl Trace {
         Trace {
             opts,
             hasher: xxhash_rust::xxh3::Xxh3::new(),
-            scratch: Vec::with_capacity(256),
+            scratch: Vec::with_capacity(HASH_CHUNK + 1024),
             kept: Vec::new(),
             count: 0,
             io_error: None,
@@ -75,9 +78,14 @@ impl Trace {
     #[inline]
     pub fn record(&mut self, event: &TraceEvent) {
         self.count += 1;
-        self.scratch.clear();
+        // Events are encoded back to back and hashed a few kilobytes at a time: XXH3's streaming
+        // digest of the concatenation is the same whichever way it is cut, and one large update
+        // skips the copy into the hasher's own 256-byte buffer that a small one pays.
         crate::sim::digest::encode_event(event.t, &event.actor, &event.what, &mut self.scratch);
-        self.hasher.update(&self.scratch);
+        if self.scratch.len() >= HASH_CHUNK {
+            self.hasher.update(&self.scratch);
+            self.scratch.clear();
+        }
         if let Some((out, detail)) = &mut self.opts.timeline {
             if *detail == Detail::Full || !event.what.is_routine() {
                 if let Err(e) = writeln!(out, "{event}") {
@@ -105,7 +113,9 @@ impl Trace {
     /// Hex digest of the events so far (XXH3, 128 bits). Not cryptographic: it tells two runs
     /// apart, which is all it is for, and costs a fraction of a cryptographic hash per event.
     pub fn digest(&self) -> String {
-        format!("{:032x}", self.hasher.digest128())
+        let mut hasher = self.hasher.clone();
+        hasher.update(&self.scratch);
+        format!("{:032x}", hasher.digest128())
     }
 
     /// Flushes the outputs and hands back the kept events and the first I/O error.
