@@ -12,8 +12,10 @@ use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum NacosSubject {
-    /// One instance (by scenario name) on one naming server.
-    Instance { server: String, instance: String, state: InstanceState },
+    /// One instance (by scenario name) in a state on a naming server: on the one listed, or on
+    /// any of several (`servers = [...]`, for a claim about independent servers where which one
+    /// is the draw of the seed).
+    Instance { servers: Vec<String>, instance: String, state: InstanceState },
     /// How many instances of a service a server holds, and how many are healthy.
     Service { server: String, service: ServiceKey, healthy: Option<usize>, total: Option<usize> },
     /// A subscriber's cached list: every instance (`getAllInstances`) and the healthy ones
@@ -63,28 +65,33 @@ fn list(names: &BTreeSet<String>) -> String {
 impl NacosSubject {
     pub fn check(&self, world: &World) -> Result<(), Mismatch> {
         match self {
-            NacosSubject::Instance { server, instance, state } => {
+            NacosSubject::Instance { servers, instance, state } => {
                 let facts = world.nacos_instance(instance).expect("validated instance name");
-                let is = world
-                    .nacos_server(server)
-                    .and_then(|s| s.borrow().instance(&facts.service, &facts.client()).map(|p| p.healthy));
-                let got = match is {
-                    Some(true) => InstanceState::Healthy,
-                    Some(false) => InstanceState::Unhealthy,
-                    None => InstanceState::Absent,
-                };
-                let holds = got == *state || (*state == InstanceState::Present && is.is_some());
-                if holds {
-                    return Ok(());
+                let mut got = Vec::new();
+                for server in servers {
+                    let is = world
+                        .nacos_server(server)
+                        .and_then(|s| s.borrow().instance(&facts.service, &facts.client()).map(|p| p.healthy));
+                    let word = match is {
+                        Some(true) => InstanceState::Healthy,
+                        Some(false) => InstanceState::Unhealthy,
+                        None => InstanceState::Absent,
+                    };
+                    if word == *state || (*state == InstanceState::Present && is.is_some()) {
+                        return Ok(());
+                    }
+                    let down = if world.nacos_server(server).is_none() { " (not running)" } else { "" };
+                    got.push((server, format!("{}{down}", word.word())));
                 }
-                let down = if world.nacos_server(server).is_none() {
-                    format!(" ({server} is not running)")
-                } else {
-                    String::new()
-                };
-                Err(Mismatch {
-                    expected: format!("{instance} on {server}: {}", state.word()),
-                    got: format!("{}{down}", got.word()),
+                Err(match got.as_slice() {
+                    [(server, word)] => Mismatch {
+                        expected: format!("{instance} on {server}: {}", state.word()),
+                        got: word.replace(" (not running)", &format!(" ({server} is not running)")),
+                    },
+                    _ => Mismatch {
+                        expected: format!("{instance} on any of {}: {}", servers.join(", "), state.word()),
+                        got: got.iter().map(|(s, w)| format!("{w} on {s}")).collect::<Vec<_>>().join(", "),
+                    },
                 })
             }
             NacosSubject::Service { server, service, healthy, total } => {
@@ -143,9 +150,8 @@ impl NacosSubject {
     /// Changes whenever the answer of `check` could change.
     pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
         match self {
-            NacosSubject::Instance { server, .. } | NacosSubject::Service { server, .. } => {
-                vec![world.nacos_server_revision(server)]
-            }
+            NacosSubject::Instance { servers, .. } => servers.iter().map(|s| world.nacos_server_revision(s)).collect(),
+            NacosSubject::Service { server, .. } => vec![world.nacos_server_revision(server)],
             NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
         }
     }

@@ -17,7 +17,7 @@ pub fn count(r: &RawExpect) -> usize {
 /// The one Nacos subject of `r` (call only when `count(r) == 1`).
 pub fn subject(ctx: &mut Ctx, r: &RawExpect, known: &NacosKnown) -> Option<Subject> {
     let s = if let Some(i) = &r.instance {
-        instance(ctx, i.get_ref(), known)
+        instance(ctx, i, known)
     } else if let Some(s) = &r.service {
         service(ctx, s, known)
     } else {
@@ -38,14 +38,33 @@ fn instance_name(ctx: &mut Ctx, v: &S<String>, known: &NacosKnown) -> Option<Str
     ctx.fail(v.span(), format!("unknown instance {n:?}"), Some(&help))
 }
 
-fn instance(ctx: &mut Ctx, r: &RawInstanceSubject, known: &NacosKnown) -> Option<NacosSubject> {
-    let server = ctx.refer(&r.server, &[Kind::NacosServer]);
+fn instance(ctx: &mut Ctx, raw: &S<RawInstanceSubject>, known: &NacosKnown) -> Option<NacosSubject> {
+    let r = raw.get_ref();
+    let servers = match (&r.server, &r.servers) {
+        (Some(one), None) => Some(vec![ctx.refer(one, &[Kind::NacosServer])?]),
+        (None, Some(many)) if !many.get_ref().is_empty() => {
+            let names: Vec<Option<String>> =
+                many.get_ref().iter().map(|s| ctx.refer(s, &[Kind::NacosServer])).collect();
+            names.into_iter().collect()
+        }
+        (None, Some(many)) => {
+            return ctx.fail(many.span(), "`servers` is empty", Some("name at least one [[nacos_server]]"))
+        }
+        (Some(_), Some(many)) => {
+            let help = "`server = \"a\"` checks one server, `servers = [\"a\", \"b\"]` holds on any of several";
+            return ctx.fail(many.span(), "both `server` and `servers`", Some(help));
+        }
+        (None, None) => {
+            let help = "add `server = \"nacos1\"`, or `servers = [...]` for any of several";
+            return ctx.fail(raw.span(), "an instance subject names no server", Some(help));
+        }
+    };
     let instance = instance_name(ctx, &r.instance, known);
     let Some(state) = InstanceState::parse(r.state.get_ref()) else {
         let help = "one of \"healthy\", \"unhealthy\", \"absent\", \"present\"";
         return ctx.fail(r.state.span(), format!("unknown state {:?}", r.state.get_ref()), Some(help));
     };
-    Some(NacosSubject::Instance { server: server?, instance: instance?, state })
+    Some(NacosSubject::Instance { servers: servers?, instance: instance?, state })
 }
 
 fn count_of(ctx: &mut Ctx, v: &Option<S<i64>>, what: &str) -> Option<Option<usize>> {

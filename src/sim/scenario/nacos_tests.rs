@@ -53,7 +53,7 @@ fn a_scenario_can_hold_rocketmq_and_nacos_side_by_side() {
     assert_eq!(
         s.expects[0].subject,
         Subject::Nacos(NacosSubject::Instance {
-            server: "nacos1".into(),
+            servers: vec!["nacos1".into()],
             instance: "orders-1".into(),
             state: InstanceState::Present
         })
@@ -154,6 +154,28 @@ fn nacos_expectations_report_unknown_names_and_words_with_positions() {
         "{setup}[[expect]]\nname = \"x\"\nat = \"5s\"\nservice = {{ server = \"nacos1\", service = \"orders\" }}\n"
     ));
     assert_eq!(msg, "16:11: a service subject needs `healthy` or `total` (or both)");
+}
+
+#[test]
+fn an_instance_subject_names_one_server_or_several_never_both_nor_none() {
+    let setup = format!("{SERVER}[[instance]]\nname = \"orders-1\"\nservice = \"orders\"\nip = \"10.1.0.1\"\n");
+    let expect = |on: &str| {
+        format!("{setup}[[expect]]\nname = \"x\"\nat = \"5s\"\ninstance = {{ {on}instance = \"orders-1\", state = \"healthy\" }}\n")
+    };
+    let s =
+        parse(Path::new("t.toml"), &format!("{HEAD}{}", expect("servers = [\"nacos1\"], "))).expect("a list of one");
+    let Subject::Nacos(NacosSubject::Instance { servers, .. }) = &s.expects[0].subject else { panic!() };
+    assert_eq!(servers, &["nacos1".to_string()]);
+    let (msg, help) = one(&expect("server = \"nacos1\", servers = [\"nacos1\"], "));
+    assert_eq!(msg, "13:43: both `server` and `servers`");
+    assert!(help.contains("holds on any of several"), "{help}");
+    let (msg, _) = one(&expect("servers = [], "));
+    assert_eq!(msg, "13:24: `servers` is empty");
+    let (msg, help) = one(&expect(""));
+    assert_eq!(msg, "13:12: an instance subject names no server");
+    assert!(help.contains("servers = [...]"), "{help}");
+    let (msg, _) = one(&expect("servers = [\"nacos1\", \"nacos9\"], "));
+    assert!(msg.starts_with("13:35: ") && msg.contains("\"nacos9\""), "each listed server must exist: {msg}");
 }
 
 #[test]

@@ -51,11 +51,12 @@ pub struct RawSubscriber {
     pub start: Option<S<String>>,
 }
 
-/// `instance = { server, instance, state }`.
+/// `instance = { server, instance, state }`, or `servers = [...]` for "on any of these".
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawInstanceSubject {
-    pub server: S<String>,
+    pub server: Option<S<String>>,
+    pub servers: Option<S<Vec<S<String>>>>,
     pub instance: S<String>,
     pub state: S<String>,
 }

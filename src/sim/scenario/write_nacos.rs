@@ -123,8 +123,12 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
 
 pub fn subject(s: &NacosSubject) -> String {
     match s {
-        NacosSubject::Instance { server, instance, state } => {
-            format!("instance = {{ server = {}, instance = {}, state = {} }}", q(server), q(instance), q(state.word()))
+        NacosSubject::Instance { servers, instance, state } => {
+            let on = match servers.as_slice() {
+                [one] => format!("server = {}", q(one)),
+                many => format!("servers = [{}]", many.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ")),
+            };
+            format!("instance = {{ {on}, instance = {}, state = {} }}", q(instance), q(state.word()))
         }
         NacosSubject::Service { server, service, healthy, total } => {
             let mut s = format!("service = {{ server = {}, {}", q(server), service_keys(service, true));
