@@ -12,22 +12,6 @@ fn routesim(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-/// Runs `routesim` on a pseudo-terminal (util-linux `script`), which merges stdout and stderr;
-/// `None` when `script` is not installed, and the caller skips its terminal checks.
-fn on_a_terminal(args: &str) -> Option<Output> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: needs util-linux `script` for a pseudo-terminal");
-        return None;
-    }
-    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_routesim"));
-    let o = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("script runs");
-    Some(o)
-}
-
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -161,18 +145,6 @@ fn check_piped_prints_results_only_and_no_progress_line() {
     assert!(out.lines().all(|l| l.starts_with("PASS ") || l.contains(" scenarios: ")), "{out}");
 }
 
-/// On a terminal (a pseudo-terminal from util-linux `script`, when it is installed) the same
-/// command draws its progress line.
-#[test]
-fn check_on_a_terminal_draws_a_progress_line() {
-    let Some(o) = on_a_terminal("check scenarios/nacos --jobs 2") else { return };
-    let (out, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}");
-    let n = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nacos")).unwrap().count();
-    assert!(out.contains(&format!("] {n}/{n} scenarios")), "a progress line ending at {n}/{n}: {out:?}");
-    assert!(out.contains(&format!("{n} scenarios: {n} passed")), "{out:?}");
-}
-
 #[test]
 fn explore_reports_cases_events_and_violations() {
     // The default model draws each case from RocketMQ or Nacos; the summary names it.
@@ -207,16 +179,12 @@ fn lesson_prints_the_committed_page_and_refuses_a_scenario_without_a_question() 
 /// A long run with its timeline off (or piped) shows how far the virtual clock has got, on a
 /// terminal only; the piped run's stderr stays empty.
 #[test]
-fn run_shows_virtual_time_progress_on_a_terminal_only_when_the_timeline_is_not_there() {
+fn a_piped_run_draws_no_progress() {
     let piped = routesim(&["run", "--quiet", KILL]);
     let (out, err) = text(&piped);
     assert_eq!(piped.status.code(), Some(0), "{out}{err}");
     assert!(err.is_empty(), "no progress when stderr is not a terminal: {err:?}");
-    let Some(o) = on_a_terminal(&format!("run --quiet {KILL}")) else { return };
-    let (out, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
-    assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "then the verdicts: {out:?}");
+    // The terminal half is `run_on_a_terminal_shows_virtual_time_progress` in tests/tools.rs.
 }
 
 #[test]

@@ -61,8 +61,47 @@ fn every_page_names_the_source_it_teaches_and_links_its_scenario() {
         let l = lesson(&path, root()).unwrap_or_else(|e| panic!("{e}"));
         assert!(l.page.contains("## In the source"), "{path}: the opening comment names no Nacos or RocketMQ code");
         assert!(l.page.contains("```mermaid\nsequenceDiagram"), "{path}: the page has no sequence diagram");
-        let depth = l.page_path().matches('/').count();
-        let link = format!("]({}{path})", "../".repeat(2 + depth));
-        assert!(l.page.contains(&link), "{path}: the page does not link its scenario as {link}");
+        // Follow the page's links from where the page lives, as a reader's browser would.
+        let page = root().join("docs/lessons").join(l.page_path());
+        let scenario = root().join(&path).canonicalize().unwrap();
+        let targets = resolved_links(&page, &l.page);
+        assert!(targets.contains(&scenario), "{path}: no link of its page leads to the scenario: {targets:?}");
     }
+}
+
+/// Every relative link in every committed page, the index included, leads to a file that exists.
+#[test]
+fn no_lesson_link_is_broken() {
+    let mut pages = vec![root().join("docs/lessons/README.md")];
+    for family in ["rocketmq", "nacos"] {
+        for entry in std::fs::read_dir(root().join("docs/lessons").join(family)).unwrap() {
+            pages.push(entry.unwrap().path());
+        }
+    }
+    let mut links = 0;
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        links += resolved_links(&page, &text).len();
+    }
+    assert!(links > 2 * catalogue().len(), "only {links} links found: is the link syntax still `](...)`?");
+}
+
+/// The files a page's relative Markdown links (`](target)`) lead to; panics on one that leads
+/// nowhere. Web links and in-page anchors are left out.
+fn resolved_links(page: &Path, text: &str) -> Vec<PathBuf> {
+    let dir = page.parent().unwrap();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("](") {
+        let rest = &text[i + 2..];
+        let Some(end) = rest.find(')') else { continue };
+        let target = rest[..end].split('#').next().unwrap();
+        if target.is_empty() || target.contains("://") || target.contains(char::is_whitespace) {
+            continue;
+        }
+        let file = dir.join(target);
+        let found =
+            file.canonicalize().unwrap_or_else(|_| panic!("{}: link to {target} leads nowhere", page.display()));
+        out.push(found);
+    }
+    out
 }

@@ -1,30 +1,63 @@
-//! Diagrams and reports in a real browser: every Mermaid diagram must render to an SVG with the
-//! Mermaid library (from disk, no CDN), and every HTML report must load in headless Chromium
-//! without console errors and show its lanes. Screenshots land in `target/tmp/browser/`.
+//! Checks that need a tool from outside Rust.
 //!
-//! Needs Debian's `chromium` and `npm ci` in `tests/browser` (both done by `.ci/run`, which sets
-//! `ROUTESIM_BROWSER_TESTS=1` so a missing browser fails instead of skipping).
+//! - A real browser: every Mermaid diagram must render to an SVG with the Mermaid library (from
+//!   disk, no CDN), and every HTML report must load in headless Chromium without console errors
+//!   and show its lanes. Screenshots land in `target/tmp/browser/`. Needs Debian's `chromium` and
+//!   `npm ci` in `tests/browser`.
+//! - A terminal: progress lines are drawn only on one, so these run `routesim` on a
+//!   pseudo-terminal from util-linux `script`.
+//!
+//! A check whose tool is missing is reported as *ignored*, with the reason, never as passed.
+//! `.ci/run` installs every tool and sets `ROUTESIM_TOOL_TESTS=1`, under which a missing tool is
+//! a failure instead. This file has its own harness (`libtest-mimic`) because the standard one
+//! can only ignore a test when it is compiled, not when it finds out what the machine has.
 
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use routesim::sim::runner::{run, RunOptions};
 use routesim::sim::scenario::{load, Scenario};
 use routesim::sim::trace::TraceOptions;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Whether the browser toolchain is here; skips (or fails under CI) when it is not.
-fn browser_ready() -> bool {
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        needs(browser_missing, "mermaid_diagrams_render_to_svg_without_errors", mermaid_diagrams_render),
+        needs(browser_missing, "html_reports_load_cleanly_and_show_their_lanes", html_reports_load),
+        needs(script_missing, "check_on_a_terminal_draws_a_progress_line", check_draws_progress),
+        needs(script_missing, "run_on_a_terminal_shows_virtual_time_progress", run_shows_progress),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// A trial that runs `check` when `missing` finds its tool, and is ignored with the reason
+/// otherwise (or fails, when the tools are required).
+fn needs(missing: fn() -> Option<&'static str>, name: &'static str, check: fn()) -> Trial {
+    Trial::ignorable_test(name, move || match missing() {
+        Some(why) if std::env::var_os("ROUTESIM_TOOL_TESTS").is_some() => {
+            Err(Failed::from(format!("ROUTESIM_TOOL_TESTS is set but this {why}")))
+        }
+        Some(why) => Ok(Completion::ignored_with(why)),
+        None => {
+            check();
+            Ok(Completion::Completed)
+        }
+    })
+}
+
+fn browser_missing() -> Option<&'static str> {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let ready = Path::new(&chromium).exists() && root().join("tests/browser/node_modules/mermaid").exists();
-    if !ready {
-        let why = "needs /usr/bin/chromium and `npm ci` in tests/browser (.ci/run installs both)";
-        assert!(std::env::var("ROUTESIM_BROWSER_TESTS").is_err(), "browser tests required but {why}");
-        eprintln!("skipped: {why}");
-    }
-    ready
+    (!ready).then_some("needs /usr/bin/chromium and `npm ci` in tests/browser (.ci/run installs both)")
+}
+
+fn script_missing() -> Option<&'static str> {
+    let found = Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success());
+    (!found).then_some("needs util-linux `script` for a pseudo-terminal")
 }
 
 fn out_dir() -> PathBuf {
@@ -64,11 +97,7 @@ fn kept(s: &Scenario) -> routesim::sim::runner::RunReport {
     run(s, RunOptions { trace: TraceOptions { keep: true, ..Default::default() }, ..Default::default() })
 }
 
-#[test]
-fn mermaid_diagrams_render_to_svg_without_errors() {
-    if !browser_ready() {
-        return;
-    }
+fn mermaid_diagrams_render() {
     for (name, s) in samples() {
         let report = kept(&s);
         let mmd = out_dir().join(format!("{name}.mmd"));
@@ -81,11 +110,7 @@ fn mermaid_diagrams_render_to_svg_without_errors() {
     }
 }
 
-#[test]
-fn html_reports_load_cleanly_and_show_their_lanes() {
-    if !browser_ready() {
-        return;
-    }
+fn html_reports_load() {
     for (name, s) in samples() {
         let report = kept(&s);
         let html = out_dir().join(format!("{name}.html"));
@@ -115,4 +140,30 @@ fn html_reports_load_cleanly_and_show_their_lanes() {
         }
         assert!(v["marks"].as_u64().unwrap() > 10, "{name}: {v}");
     }
+}
+
+/// Runs `routesim` on a pseudo-terminal, which merges stdout and stderr into the output's stdout.
+fn on_a_terminal(args: &str) -> Output {
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_routesim"));
+    Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(root()).output().expect("script runs")
+}
+
+/// `routesim check` draws its progress line on a terminal (and only there: `tests/cli.rs`
+/// checks the piped output has none).
+fn check_draws_progress() {
+    let o = on_a_terminal("check scenarios/nacos --jobs 2");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let n = std::fs::read_dir(root().join("scenarios/nacos")).unwrap().count();
+    assert!(out.contains(&format!("] {n}/{n} scenarios")), "a progress line ending at {n}/{n}: {out:?}");
+    assert!(out.contains(&format!("{n} scenarios: {n} passed")), "{out:?}");
+}
+
+/// A run with its timeline off shows how far the virtual clock has got, then the verdicts.
+fn run_shows_progress() {
+    let o = on_a_terminal("run --quiet scenarios/rocketmq/01-kill-vs-silent.toml");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
+    assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "then the verdicts: {out:?}");
 }

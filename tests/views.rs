@@ -1,6 +1,6 @@
 //! The three views of a run — explain mode, the Mermaid diagram, the HTML report — on catalogue
 //! scenarios whose moments are pinned by their expectations, so the views can be checked against
-//! exact times. (Rendering in a browser is `tests/browser.rs`.)
+//! exact times. (Rendering in a browser is `tests/tools.rs`.)
 
 use routesim::sim::clock::SimTime;
 use routesim::sim::runner::{run, RunOptions, RunReport};

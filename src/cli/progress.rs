@@ -27,8 +27,12 @@ pub struct Progress {
 impl Progress {
     /// A progress line on stderr if stderr is a terminal.
     pub fn new(what: &'static str, total: u64) -> Self {
-        let out = std::io::stderr().is_terminal().then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>);
-        Self::to(what, total, out)
+        Self::on(what, total, Box::new(std::io::stderr()), std::io::stderr().is_terminal())
+    }
+
+    /// A progress line on `out` if it is a terminal, none otherwise.
+    fn on(what: &'static str, total: u64, out: Box<dyn Write + Send>, terminal: bool) -> Self {
+        Self::to(what, total, terminal.then_some(out))
     }
 
     /// A progress line drawn on `out`, or nowhere.
@@ -100,8 +104,15 @@ mod tests {
 
     #[test]
     fn without_a_terminal_nothing_is_drawn() {
-        let p = Progress::to("scenarios", 3, None);
+        let piped = Shared::default();
+        let p = Progress::on("scenarios", 3, Box::new(piped.clone()), false);
         p.update(3);
         p.finish();
+        assert!(piped.0.lock().unwrap().is_empty(), "a pipe gets no progress text");
+        // The control: the same calls on a terminal draw.
+        let terminal = Shared::default();
+        let p = Progress::on("scenarios", 3, Box::new(terminal.clone()), true);
+        p.update(3);
+        assert!(!terminal.0.lock().unwrap().is_empty(), "a terminal gets the line");
     }
 }
