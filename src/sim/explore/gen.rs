@@ -17,7 +17,7 @@ use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkS
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
-const TOPICS: [&str; 3] = ["TopicA", "TopicB", "TopicC"];
+pub(super) const TOPICS: [&str; 3] = ["TopicA", "TopicB", "TopicC"];
 
 /// One broker group of the generated cluster.
 #[derive(Clone, Debug)]
@@ -30,15 +30,78 @@ struct Group {
 /// A fault with its end, on process or link indices (resolved modulo the cluster's size).
 #[derive(Clone, Debug)]
 pub enum Episode {
-    Crash { target: usize, at: u64, restart_after: Option<u64> },
-    HostDown { target: usize, at: u64, restart_after: Option<u64> },
-    Hang { target: usize, at: u64, for_secs: u64 },
-    Shutdown { target: usize, at: u64, restart_after: Option<u64> },
-    Partition { a: usize, b: usize, at: u64, for_secs: u64 },
-    Block { a: usize, b: usize, at: u64, for_secs: u64 },
-    Loss { a: usize, b: usize, at: u64, for_secs: u64, percent: u8 },
-    Latency { a: usize, b: usize, at: u64, for_secs: u64, millis: u64 },
-    NamesrvRestart { ns: usize, at: u64, down_secs: u64 },
+    Crash {
+        target: usize,
+        at: u64,
+        restart_after: Option<u64>,
+    },
+    HostDown {
+        target: usize,
+        at: u64,
+        restart_after: Option<u64>,
+    },
+    Hang {
+        target: usize,
+        at: u64,
+        for_secs: u64,
+    },
+    Shutdown {
+        target: usize,
+        at: u64,
+        restart_after: Option<u64>,
+    },
+    Partition {
+        a: usize,
+        b: usize,
+        at: u64,
+        for_secs: u64,
+    },
+    Block {
+        a: usize,
+        b: usize,
+        at: u64,
+        for_secs: u64,
+    },
+    Loss {
+        a: usize,
+        b: usize,
+        at: u64,
+        for_secs: u64,
+        percent: u8,
+    },
+    Latency {
+        a: usize,
+        b: usize,
+        at: u64,
+        for_secs: u64,
+        millis: u64,
+    },
+    NamesrvRestart {
+        ns: usize,
+        at: u64,
+        down_secs: u64,
+    },
+    /// `mqadmin updateTopic` on every broker of a group (slaves copy the master's topics in
+    /// production, `SlaveSynchronize#syncTopicConfig`, which routesim does not model).
+    UpsertTopic {
+        group: usize,
+        at: u64,
+        topic: usize,
+        queues: u32,
+        perm: u32,
+    },
+    /// `mqadmin deleteTopic` on the brokers of a group only (name servers keep the topic).
+    RemoveTopic {
+        group: usize,
+        at: u64,
+        topic: usize,
+    },
+    /// `mqadmin updateBrokerConfig brokerPermission` on every broker of a group.
+    Permission {
+        group: usize,
+        at: u64,
+        perm: u32,
+    },
 }
 
 fn episode() -> impl Strategy<Value = Episode> {
@@ -81,8 +144,25 @@ fn episode() -> impl Strategy<Value = Episode> {
             .prop_map(|(a, b, at, for_secs, percent)| Episode::Loss { a, b, at, for_secs, percent }),
         (any::<usize>(), any::<usize>(), at.clone(), 1u64..200, 5u64..2000)
             .prop_map(|(a, b, at, for_secs, millis)| Episode::Latency { a, b, at, for_secs, millis }),
-        (any::<usize>(), at, 1u64..60).prop_map(|(ns, at, down_secs)| Episode::NamesrvRestart { ns, at, down_secs }),
+        (any::<usize>(), at.clone(), 1u64..60).prop_map(|(ns, at, down_secs)| Episode::NamesrvRestart {
+            ns,
+            at,
+            down_secs
+        }),
+        (any::<usize>(), at.clone(), 0..TOPICS.len(), 1u32..=8, any_perm())
+            .prop_map(|(group, at, topic, queues, perm)| Episode::UpsertTopic { group, at, topic, queues, perm }),
+        (any::<usize>(), at.clone(), 0..TOPICS.len()).prop_map(|(group, at, topic)| Episode::RemoveTopic {
+            group,
+            at,
+            topic
+        }),
+        (any::<usize>(), at, any_perm()).prop_map(|(group, at, perm)| Episode::Permission { group, at, perm }),
     ]
+}
+
+/// Read-write, read-only or write-only.
+fn any_perm() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(perm::READ_WRITE), Just(perm::READ), Just(perm::WRITE)]
 }
 
 fn group() -> impl Strategy<Value = Group> {
@@ -185,7 +265,8 @@ fn build(
     let processes: Vec<String> =
         brokers.iter().map(|b| b.name.clone()).chain(clients.iter().map(|c| c.name.clone())).collect();
     let network = NetworkSpec { latency: SimDuration(latency), jitter: SimDuration(jitter), ..NetworkSpec::default() };
-    let timeline = timeline(episodes, &processes, &ns_names, &network);
+    let mut timeline = timeline(episodes, &processes, &ns_names, &network);
+    super::operator::actions(episodes, &brokers, &mut timeline);
     let last = timeline.last().map_or(SimTime::ZERO, |e| e.at);
     Scenario {
         name: "generated".into(),
@@ -287,6 +368,8 @@ pub fn timeline(
                     Action::Loss { from, to, rate: 0.0, both_ways: true },
                 );
             }
+            // Operator actions need the group structure: `operator_actions`.
+            Episode::UpsertTopic { .. } | Episode::RemoveTopic { .. } | Episode::Permission { .. } => {}
             Episode::Latency { a, b, at, for_secs, millis } => {
                 let (x, y) = (&everyone[a % everyone.len()], &everyone[b % everyone.len()]);
                 if x == y {

@@ -7,6 +7,7 @@
 
 pub mod gen;
 pub mod gen_nacos;
+mod operator;
 
 use crate::sim::invariants::{Mutation, Violation};
 use crate::sim::runner::{run, RunOptions};

@@ -1,17 +1,98 @@
 //! What a name server's tables must hold once the cluster has settled, derived from the
-//! running brokers' own configuration — the broker side of the story, independent of
-//! `RouteInfoManager` — and the comparison that reports the difference.
+//! running brokers' own configuration as the operator's actions changed it — the broker side of
+//! the story, independent of `RouteInfoManager` — and the comparison that reports the difference.
 
 use crate::rocketmq::broker::system_topics;
+use crate::rocketmq::broker::TopicChange;
 use crate::rocketmq::types::{perm, BrokerAddrInfo, TopicConfig, MASTER_ID};
 use crate::sim::expect::subject::describe_route;
-use crate::sim::scenario::{BrokerSpec, Scenario};
+use crate::sim::scenario::{Action, BrokerSpec, NamesrvSpec, Scenario};
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
 
 type Groups = BTreeMap<String, BTreeMap<u64, String>>;
 /// topic → broker name → (read, write, perm)
 type Topics = BTreeMap<String, BTreeMap<String, (u32, u32, u32)>>;
+
+/// The brokers' configuration as the actions so far changed it: what each broker registers. A
+/// broker persists its topics and config, so a restart keeps the changes.
+pub struct Configs {
+    brokers: Vec<BrokerSpec>,
+    /// (topic, group) pairs whose QueueData depends on history, not on config: left out of the
+    /// comparison until an `upsert_topic` registers the topic afresh. A topic deleted from a
+    /// group's brokers stays on name servers (`deleteTopicWithBrokerRegistration` is off by
+    /// default, `RouteInfoManager#registerBroker`) until the group is unregistered;
+    /// `wipe_write_perm` sticks until the group registers a changed DataVersion, and a topic a
+    /// name server deleted comes back with the next such registration.
+    unknowable: BTreeSet<(String, String)>,
+}
+
+impl Configs {
+    pub fn new(s: &Scenario) -> Self {
+        Configs { brokers: s.brokers.clone(), unknowable: BTreeSet::new() }
+    }
+
+    /// Applies an operator action; other actions change no config.
+    pub fn apply(&mut self, action: &Action) {
+        let pairs = |brokers: &[BrokerSpec], keep: &dyn Fn(&BrokerSpec, &str) -> bool| -> Vec<(String, String)> {
+            let topics = brokers.iter().flat_map(|b| topics_of(b).into_iter().map(move |t| (b, t.topic_name)));
+            topics.filter(|(b, t)| keep(b, t)).map(|(b, t)| (t, b.config.broker_name.clone())).collect()
+        };
+        match action {
+            Action::WipeWritePerm { broker_name, .. } => {
+                let wiped = pairs(&self.brokers, &|b, _| &b.config.broker_name == broker_name);
+                self.unknowable.extend(wiped);
+                return;
+            }
+            Action::DeleteTopic { topic, .. } => {
+                let deleted = pairs(&self.brokers, &|_, t| t == topic);
+                self.unknowable.extend(deleted);
+                return;
+            }
+            _ => {}
+        }
+        let (Action::Topic { broker, .. }
+        | Action::SetBrokerId { broker, .. }
+        | Action::BrokerPermission { broker, .. }) = action
+        else {
+            return;
+        };
+        let Some(spec) = self.brokers.iter_mut().find(|b| &b.name == broker) else { return };
+        let group = spec.config.broker_name.clone();
+        match action {
+            Action::Topic { change: TopicChange::Upsert(t), .. } => {
+                spec.topics.retain(|x| x.topic_name != t.topic_name);
+                spec.topics.push(t.clone());
+                self.unknowable.remove(&(t.topic_name.clone(), group));
+            }
+            Action::Topic { change: TopicChange::Delete(name), .. } => {
+                spec.topics.retain(|x| &x.topic_name != name);
+                self.unknowable.insert((name.clone(), group));
+            }
+            Action::SetBrokerId { id, .. } => spec.config.broker_id = *id,
+            Action::BrokerPermission { perm, .. } => spec.config.permission = *perm,
+            _ => {}
+        }
+    }
+}
+
+impl Configs {
+    /// `topics` without the pairs whose state depends on history (and without topics left empty).
+    fn knowable(&self, topics: &Topics) -> Topics {
+        let mut out = Topics::new();
+        for (topic, groups) in topics {
+            let kept: BTreeMap<String, (u32, u32, u32)> = groups
+                .iter()
+                .filter(|(g, _)| !self.unknowable.contains(&(topic.clone(), (*g).clone())))
+                .map(|(g, q)| (g.clone(), *q))
+                .collect();
+            if !kept.is_empty() {
+                out.insert(topic.clone(), kept);
+            }
+        }
+        out
+    }
+}
 
 pub struct Expected {
     /// Per running name server: live keys, groups, cluster sets and topics.
@@ -33,14 +114,16 @@ fn topics_of(b: &BrokerSpec) -> Vec<TopicConfig> {
 }
 
 impl Expected {
-    pub fn from_scenario(s: &Scenario, running: &BTreeSet<String>) -> Self {
-        let per_namesrv = s
-            .namesrvs
+    pub fn new(namesrvs: &[NamesrvSpec], configs: &Configs, running: &BTreeSet<String>) -> Self {
+        let per_namesrv = namesrvs
             .iter()
             .filter(|n| running.contains(&n.name))
             .map(|n| {
-                let brokers: Vec<&BrokerSpec> =
-                    s.brokers.iter().filter(|b| running.contains(&b.name) && b.namesrvs.contains(&n.name)).collect();
+                let brokers: Vec<&BrokerSpec> = configs
+                    .brokers
+                    .iter()
+                    .filter(|b| running.contains(&b.name) && b.namesrvs.contains(&n.name))
+                    .collect();
                 (n.name.clone(), tables(&brokers))
             })
             .collect();
@@ -58,8 +141,17 @@ fn tables(brokers: &[&BrokerSpec]) -> Tables {
         groups.entry(c.broker_name.clone()).or_default().insert(c.broker_id, c.addr.clone());
         clusters.entry(c.cluster.clone()).or_default().insert(c.broker_name.clone());
     }
-    let mut topics: Topics = BTreeMap::new();
+    // A group's QueueData is written by its master, or with no master by its lowest-id slave
+    // (`isPrimeSlave` in `RouteInfoManager#registerBroker`): that broker's topics are the group's.
+    let mut writers: BTreeMap<&str, &BrokerSpec> = BTreeMap::new();
     for b in brokers {
+        let w = writers.entry(b.config.broker_name.as_str()).or_insert(b);
+        if b.config.broker_id < w.config.broker_id {
+            *w = b;
+        }
+    }
+    let mut topics: Topics = BTreeMap::new();
+    for b in writers.into_values() {
         let c = &b.config;
         let has_master = groups[&c.broker_name].contains_key(&MASTER_ID);
         for t in topics_of(b) {
@@ -94,7 +186,13 @@ fn diff<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
 }
 
 /// Every difference between what should be and what is, sorted; empty when converged.
-pub fn compare(expected: &Expected, s: &Scenario, running: &BTreeSet<String>, world: &World) -> Vec<String> {
+pub fn compare(
+    expected: &Expected,
+    configs: &Configs,
+    s: &Scenario,
+    running: &BTreeSet<String>,
+    world: &World,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (ns, want) in &expected.per_namesrv {
         let Some(table) = world.namesrv(ns) else { continue };
@@ -117,7 +215,8 @@ pub fn compare(expected: &Expected, s: &Scenario, running: &BTreeSet<String>, wo
                 (topic.clone(), qs)
             })
             .collect();
-        out.extend(diff(&format!("{ns}: topic"), &want.topics, &topics));
+        let (want, got) = (configs.knowable(&want.topics), configs.knowable(&topics));
+        out.extend(diff(&format!("{ns}: topic"), &want, &got));
     }
     for c in s.clients.iter().filter(|c| running.contains(&c.name)) {
         let Some(core) = world.client(&c.name) else { continue };

@@ -17,6 +17,8 @@ mod nacos;
 mod nacos_bounds;
 #[cfg(test)]
 mod tests_bounded;
+#[cfg(test)]
+mod tests_convergence;
 
 use crate::sim::clock::SimTime;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};
@@ -37,7 +39,8 @@ pub enum Invariant {
     /// in RocketMQ (§2.4) and are left out.
     BoundedExpiry,
     /// At the end of a run whose faults have all been healed long enough, every running name
-    /// server's tables equal those derived from the running brokers' configs, and every
+    /// server's tables equal those derived from the running brokers' configs as the operator's
+    /// actions changed them (history-dependent queues left out: `derive::Configs`), and every
     /// running client's route equals its name server's answer — except a topic no name server
     /// has any more, which clients keep (TOPIC_NOT_EXIST keeps the old route).
     Convergence,

@@ -8,7 +8,7 @@
 //! `<=`) shows up as a difference. The Nacos checks live in [`super::nacos`]; this file feeds
 //! them and keeps the fault bookkeeping both families share.
 
-use super::derive::{self, Expected};
+use super::derive::{self, Configs, Expected};
 use super::nacos::{NacosWatch, Quiet};
 use super::{Arrival, Invariant, Violation};
 use crate::rocketmq::notes::RmqNote;
@@ -47,6 +47,8 @@ struct Horizon {
 pub struct Monitor {
     enabled: BTreeSet<Invariant>,
     scenario: Scenario,
+    /// The brokers' config as the operator's actions so far changed it, for `Convergence`.
+    configs: Configs,
     namesrvs: BTreeMap<String, NamesrvFacts>,
     /// (cluster, addr) → broker process name, keyed like the live table so that a live entry
     /// is looked up without building a key.
@@ -98,6 +100,7 @@ impl Monitor {
         Monitor {
             enabled: scenario.invariants.iter().copied().collect(),
             scenario: scenario.clone(),
+            configs: Configs::new(scenario),
             namesrvs,
             brokers_by_addr,
             state: BTreeMap::new(),
@@ -227,6 +230,11 @@ impl Monitor {
                 }
             }
             Action::Shutdown(p) => self.nacos.shutting_down(&p),
+            action @ (Action::Topic { .. }
+            | Action::SetBrokerId { .. }
+            | Action::BrokerPermission { .. }
+            | Action::WipeWritePerm { .. }
+            | Action::DeleteTopic { .. }) => self.configs.apply(&action),
             _ => {}
         }
     }
@@ -359,8 +367,8 @@ impl Monitor {
         }
         let running: BTreeSet<String> =
             self.state.iter().filter(|(_, s)| **s == ProcState::Running).map(|(n, _)| n.clone()).collect();
-        let expected = Expected::from_scenario(&self.scenario, &running);
-        let diffs = derive::compare(&expected, &self.scenario, &running, world);
+        let expected = Expected::new(&self.scenario.namesrvs, &self.configs, &running);
+        let diffs = derive::compare(&expected, &self.configs, &self.scenario, &running, world);
         match diffs.is_empty() {
             true => Vec::new(),
             false => self.violate(Invariant::Convergence, end, diffs.join("; ")).into_iter().collect(),
