@@ -6,6 +6,7 @@ use super::{no_master_exists, RouteInfoManager};
 use crate::rocketmq::types::{perm, BrokerAddrInfo, UnregisterRequest};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
+use crate::sim::invariants::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The sets Java accumulates over a batch before cleaning topics once.
@@ -60,8 +61,13 @@ impl RouteInfoManager {
             self.bump();
         }
         self.remove_address(req, &mut step, sets);
-        if step.broker_name_removed {
+        // The planted bug drops step 5's `if (removeBrokerName)`: the name leaves its cluster set
+        // even though the group keeps other members.
+        let unguarded = self.planted == Some(Mutation::UnregisterAlwaysLeavesCluster);
+        if step.broker_name_removed || unguarded {
             self.leave_cluster(req, &mut step);
+        }
+        if step.broker_name_removed {
             sets.removed.insert(req.broker_name.clone());
         } else {
             sets.reduced.insert(req.broker_name.clone());

@@ -130,11 +130,27 @@ impl fmt::Display for Invariant {
 
 /// A known bug planted on purpose, so tests can prove the invariants catch it. Test-only: no
 /// scenario key reaches it, only [`crate::sim::runner::RunOptions::mutation`].
+///
+/// Each stands for a bug the real code could have — one method of apache/rocketmq or
+/// alibaba/nacos getting one step wrong. All but the two comparison bugs (`ScanAtTimeout`,
+/// `NacosUnhealthyAtTimeout`) are chosen so that exactly one invariant catches them: on the
+/// saved counterexample the others hold (`tests/properties.rs` checks both). A bug that broke
+/// tables for good would be seen by `convergence` as well, so the RocketMQ ones leave damage the
+/// next registration repairs, or damage only one invariant looks at. (The `>=` health check is
+/// sometimes caught by `nacos_recovery` too: an instance whose timeout equals its interval is
+/// flipped unhealthy at every check tick its beat lands on.)
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mutation {
     /// The scanner expires entries with `last + timeout <= now` instead of `<`.
     ScanAtTimeout,
+    /// `RouteInfoManager#unRegisterBroker` runs step 5 — taking the broker name out of its
+    /// cluster's set in `clusterAddrTable` — for every request, without its `if
+    /// (removeBrokerName)` guard: a slave that goes takes its whole group out of the cluster while
+    /// the master still serves it. `consistent_tables` sees it at once ("group ... is not in that
+    /// cluster's set"); the next registration of any member puts the name back (step 1), so the
+    /// tables have converged again long before the end, and routes never read that table.
+    UnregisterAlwaysLeavesCluster,
     /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
     /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
     /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
