@@ -140,3 +140,11 @@ fn a_planted_cluster_set_bug_is_found_by_consistent_tables_alone() {
         1,
     );
 }
+
+#[test]
+fn a_planted_scan_timeout_bug_is_found_by_bounded_expiry_alone() {
+    // The scan expires every broker at 120 s, ignoring the 10 s an acting-master broker registers
+    // with: any such broker silent for more than 15 s (host down, hang, cut) is held too long —
+    // never too early, and gone (or back) by the end. 3-18 cases over seeds 1-20.
+    only_one_invariant_catches(Model::Rocketmq, Mutation::ScanIgnoresBrokerTimeout, Invariant::BoundedExpiry, 1);
+}

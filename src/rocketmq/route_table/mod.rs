@@ -186,9 +186,10 @@ impl RouteInfoManager {
         removed
     }
 
-    /// Test-only: plants `mutation` where it touches this class (`UnregisterAlwaysLeavesCluster`;
-    /// any other changes nothing here). Not reachable from scenario files: the director calls it
-    /// when a run asks for a mutation, so property tests can prove the invariants catch it.
+    /// Test-only: plants `mutation` where it touches this class (`UnregisterAlwaysLeavesCluster`,
+    /// `ScanIgnoresBrokerTimeout`; any other changes nothing here). Not reachable from scenario
+    /// files: the director calls it when a run asks for a mutation, so property tests can prove
+    /// the invariants catch it.
     pub(crate) fn plant(&mut self, mutation: Mutation) {
         self.planted = Some(mutation);
     }

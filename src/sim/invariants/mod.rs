@@ -151,6 +151,12 @@ pub enum Mutation {
     /// cluster's set"); the next registration of any member puts the name back (step 1), so the
     /// tables have converged again long before the end, and routes never read that table.
     UnregisterAlwaysLeavesCluster,
+    /// `RouteInfoManager#scanNotActiveBroker` compares every entry with the 4.x constant
+    /// `DEFAULT_BROKER_CHANNEL_EXPIRED_TIME` (120 s) instead of the entry's own
+    /// `heartbeatTimeoutMillis` — the 10 s an acting-master broker registers with. A silent
+    /// acting-master broker stays 120 s instead of 10–15 s: late (`bounded_expiry`), never early,
+    /// and gone in the end.
+    ScanIgnoresBrokerTimeout,
     /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
     /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
     /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
