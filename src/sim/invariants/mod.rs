@@ -157,6 +157,12 @@ pub enum Mutation {
     /// acting-master broker stays 120 s instead of 10–15 s: late (`bounded_expiry`), never early,
     /// and gone in the end.
     ScanIgnoresBrokerTimeout,
+    /// `TopicRouteData#topicRouteDataChanged` — which `MQClientInstance#updateTopicRouteInfoFromNameServer`
+    /// asks before replacing its cached route — compares only the queue datas, not the broker
+    /// datas: a route whose addresses changed (a slave gone or back, a master taken out) but whose
+    /// queues did not is "unchanged", and the client keeps the old addresses. Only `convergence`
+    /// reads client routes.
+    RouteChangeIgnoresBrokers,
     /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
     /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
     /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
