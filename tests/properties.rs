@@ -158,3 +158,12 @@ fn a_planted_route_comparison_bug_is_found_by_convergence_alone() {
     // last change that moves only addresses must meet).
     only_one_invariant_catches(Model::Rocketmq, Mutation::RouteChangeIgnoresBrokers, Invariant::Convergence, 1);
 }
+
+#[test]
+fn a_planted_expired_instance_checker_bug_is_found_by_nacos_bounded_expiry_alone() {
+    // `ExpiredInstanceChecker` never deletes: any instance silent past its delete timeout (a
+    // crash, a cut, a hang) stays listed until the cleaner takes its client. It still turns
+    // unhealthy on time, and a beat that comes back finds it, so the other two hold. 2-12 cases
+    // over seeds 1-20.
+    only_one_invariant_catches(Model::Nacos, Mutation::NacosNeverDeletes, Invariant::NacosBoundedExpiry, 1);
+}

@@ -77,7 +77,8 @@ pub(crate) struct Schedule {
     pub(crate) cleaner_grid: SimTime,
     armed: Option<SimTime>,
     /// Test-only planted bug, if any: `NacosUnhealthyAtTimeout` (the unhealthy checker compares
-    /// with `>=`). Only [`NamingServer::plant`] sets it.
+    /// with `>=`) or `NacosNeverDeletes` (the expired checker never deletes). Only
+    /// [`NamingServer::plant`] sets it.
     pub(crate) planted: Option<Mutation>,
 }
 
@@ -89,10 +90,11 @@ impl Schedule {
 
     /// The checkers' two knobs as the planted bug (if any) sets them: whether an instance silent
     /// for exactly its heart-beat timeout is already unhealthy, and whether the expired checker
-    /// deletes at all (`expireInstance`).
+    /// deletes at all (`expireInstance`, unless it is made to read it as off).
     fn checker_rules(&self, config: &NamingConfig) -> (bool, bool) {
         let at_timeout = self.planted == Some(Mutation::NacosUnhealthyAtTimeout);
-        (at_timeout, config.expire_instance)
+        let expire = config.expire_instance && self.planted != Some(Mutation::NacosNeverDeletes);
+        (at_timeout, expire)
     }
 
     /// Recomputes `client`'s due ticks after its state changed at `now`, and files them.

@@ -292,9 +292,10 @@ impl NamingServer {
         self.subscribers.get(service).into_iter().flatten()
     }
 
-    /// Test-only: plants `mutation` where it touches the health checks (`NacosUnhealthyAtTimeout`;
-    /// any other changes nothing here). Not reachable from scenario files; the director calls it
-    /// when a run asks for a mutation, so property tests can prove the invariants catch it.
+    /// Test-only: plants `mutation` where it touches the health checks
+    /// (`NacosUnhealthyAtTimeout`, `NacosNeverDeletes`; any other changes nothing here). Not
+    /// reachable from scenario files; the director calls it when a run asks for a mutation, so
+    /// property tests can prove the invariants catch it.
     pub(crate) fn plant(&mut self, mutation: crate::sim::invariants::Mutation) {
         self.schedule.planted = Some(mutation);
     }

@@ -163,6 +163,11 @@ pub enum Mutation {
     /// queues did not is "unchanged", and the client keeps the old addresses. Only `convergence`
     /// reads client routes.
     RouteChangeIgnoresBrokers,
+    /// Nacos's `ExpiredInstanceChecker#doCheck` never deletes, as if it read the `expireInstance`
+    /// switch as off: a silent instance turns unhealthy on time but stays listed until the
+    /// `ExpiredClientCleaner` takes its client, 45 s or 3 min after its last beat instead of 30 s
+    /// (`nacos_bounded_expiry`). A beat that comes back finds it and makes it healthy again.
+    NacosNeverDeletes,
     /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
     /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
     /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
