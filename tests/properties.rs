@@ -167,3 +167,12 @@ fn a_planted_expired_instance_checker_bug_is_found_by_nacos_bounded_expiry_alone
     // over seeds 1-20.
     only_one_invariant_catches(Model::Nacos, Mutation::NacosNeverDeletes, Invariant::NacosBoundedExpiry, 1);
 }
+
+#[test]
+fn a_planted_beat_task_bug_is_found_by_nacos_recovery_alone() {
+    // `BeatTask` ignores 20404: an instance deleted while silent (or forgotten by a restarted
+    // server) whose beats are light never registers again. A full beat would have the server
+    // register it itself, so light beats (on by default) are needed. Nothing checks an absent
+    // instance but `nacos_recovery`. 2-15 cases over seeds 1-20.
+    only_one_invariant_catches(Model::Nacos, Mutation::NacosIgnoresNotFound, Invariant::NacosRecovery, 1);
+}

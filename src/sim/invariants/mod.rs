@@ -168,6 +168,12 @@ pub enum Mutation {
     /// `ExpiredClientCleaner` takes its client, 45 s or 3 min after its last beat instead of 30 s
     /// (`nacos_bounded_expiry`). A beat that comes back finds it and makes it healthy again.
     NacosNeverDeletes,
+    /// The 1.x client's `BeatTask#run` without its `RESOURCE_NOT_FOUND` branch: a `20404` answer
+    /// (a light beat for an instance the server has deleted or forgotten) is taken as a normal
+    /// answer and the instance is never registered again — what users of #9959 saw when beats got
+    /// a 500 instead. Only `nacos_recovery` asks for a running instance to come back; the others
+    /// say nothing about an absent one.
+    NacosIgnoresNotFound,
     /// Nacos's `UnhealthyInstanceChecker` marks an instance unhealthy when
     /// `now - lastHeartBeatTime >= timeout` instead of `>`: wrong only when a check tick lands
     /// exactly on the timeout. Two generated shapes make that happen: a silent instance whose
