@@ -112,8 +112,9 @@ fn only_one_invariant_catches(model: Model, mutation: Mutation, invariant: Invar
 #[test]
 fn a_planted_scan_bug_is_found_shrunk_and_saved_as_a_replayable_scenario() {
     // The scanner is made to expire at `last + timeout <= now` instead of `<`: wrong only when a
-    // scan tick lands exactly on the 120 s mark, which generated clusters with 0 ms latency hit.
-    planted_bug_is_caught(Model::Rocketmq, Mutation::ScanAtTimeout, Invariant::NoFalseExpiry, 3);
+    // scan tick lands exactly on the 120 s (or 10 s) mark, which generated clusters with 0 ms
+    // latency hit. 5-74 cases over seeds 1-20.
+    planted_bug_is_caught(Model::Rocketmq, Mutation::ScanAtTimeout, Invariant::NoFalseExpiry, 1);
 }
 
 #[test]
