@@ -102,7 +102,11 @@ impl Director {
     }
 
     fn start_namesrv(&mut self, spec: &NamesrvSpec) {
-        let table = Rc::new(RefCell::new(RouteInfoManager::new(spec.table.clone())));
+        let mut core = RouteInfoManager::new(spec.table.clone());
+        if let Some(m) = self.env.mutation {
+            core.plant(m);
+        }
+        let table = Rc::new(RefCell::new(core));
         self.env.obs.world.set_namesrv(&spec.name, Some(table.clone()));
         let batcher_ctx = Context::<Batcher>::new();
         let table_ctx = Context::<RouteTable>::new();
@@ -155,7 +159,11 @@ impl Director {
 
     fn start_client(&mut self, spec: &ClientSpec) {
         let start_index = self.namesrv_index();
-        let core = Rc::new(RefCell::new(RouteClientCore::new(spec.namesrvs.clone())));
+        let mut core = RouteClientCore::new(spec.namesrvs.clone());
+        if let Some(m) = self.env.mutation {
+            core.plant(m);
+        }
+        let core = Rc::new(RefCell::new(core));
         self.env.obs.world.set_client(&spec.name, Some(core.clone()));
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
         let ctx = Context::<RouteClient>::new();

@@ -96,9 +96,13 @@ impl NacosApp {
         let registered = vec![false; instances.len()];
         let requests = vec![None; instances.len()];
         let http = HttpClient::new(env.clone(), servers, read_timeout);
+        let mut reactor = BeatReactor::new();
+        if let Some(m) = env.mutation {
+            reactor.plant(m);
+        }
         NacosApp {
             env,
-            reactor: BeatReactor::new(),
+            reactor,
             http,
             instances,
             registered,

@@ -18,6 +18,7 @@
 use crate::nacos::types::{Instance, Metadata, ServiceKey};
 use crate::nacos::wire::BeatReply;
 use crate::sim::clock::SimDuration;
+use crate::sim::invariants::Mutation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -112,11 +113,19 @@ pub struct BeatReactor {
     tasks: Vec<Chain>,
     /// `BeatReactor.lightBeatEnabled`: starts false, so a fresh reactor's first beat is full.
     light_beat_enabled: bool,
+    /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
+    planted: Option<Mutation>,
 }
 
 impl BeatReactor {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Test-only: plants `mutation` where it touches the beat tasks (`NacosIgnoresNotFound`; any
+    /// other changes nothing here). Not reachable from scenario files.
+    pub(crate) fn plant(&mut self, mutation: Mutation) {
+        self.planted = Some(mutation);
     }
 
     fn chain(&self, task: TaskId) -> &Chain {
@@ -168,7 +177,10 @@ impl BeatReactor {
         } else {
             chain.info.period
         };
-        let reregister = (reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND).then(|| chain.info.to_instance());
+        // The planted bug has no RESOURCE_NOT_FOUND branch: 20404 reads as any other answer.
+        let not_found = reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND
+            && self.planted != Some(Mutation::NacosIgnoresNotFound);
+        let reregister = not_found.then(|| chain.info.to_instance());
         AfterBeat { next: (!chain.stopped).then_some(next), reregister, light_changed }
     }
 

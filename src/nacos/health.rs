@@ -45,6 +45,7 @@
 use crate::nacos::naming::{Change, IpPortClient, NamingConfig, NamingServer, Published};
 use crate::nacos::types::{ClientKey, ServiceKey, DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_IP_DELETE_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::invariants::Mutation;
 use std::collections::BTreeSet;
 
 /// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period, both hard-coded 5 s.
@@ -75,15 +76,25 @@ pub(crate) struct Schedule {
     cleans: BTreeSet<(SimTime, ClientKey)>,
     pub(crate) cleaner_grid: SimTime,
     armed: Option<SimTime>,
-    /// Test-only planted bug (`Mutation::NacosUnhealthyAtTimeout`): the unhealthy checker
-    /// compares with `>=`. Only [`NamingServer::plant_unhealthy_at_timeout`] sets it.
-    pub(crate) unhealthy_at_timeout: bool,
+    /// Test-only planted bug, if any: `NacosUnhealthyAtTimeout` (the unhealthy checker compares
+    /// with `>=`) or `NacosNeverDeletes` (the expired checker never deletes). Only
+    /// [`NamingServer::plant`] sets it.
+    pub(crate) planted: Option<Mutation>,
 }
 
 impl Schedule {
     pub(crate) fn new(start: SimTime) -> Self {
         let (checks, cleans) = (BTreeSet::new(), BTreeSet::new());
-        Schedule { checks, cleans, cleaner_grid: start, armed: None, unhealthy_at_timeout: false }
+        Schedule { checks, cleans, cleaner_grid: start, armed: None, planted: None }
+    }
+
+    /// The checkers' two knobs as the planted bug (if any) sets them: whether an instance silent
+    /// for exactly its heart-beat timeout is already unhealthy, and whether the expired checker
+    /// deletes at all (`expireInstance`, unless it is made to read it as off).
+    fn checker_rules(&self, config: &NamingConfig) -> (bool, bool) {
+        let at_timeout = self.planted == Some(Mutation::NacosUnhealthyAtTimeout);
+        let expire = config.expire_instance && self.planted != Some(Mutation::NacosNeverDeletes);
+        (at_timeout, expire)
     }
 
     /// Recomputes `client`'s due ticks after its state changed at `now`, and files them.
@@ -94,8 +105,8 @@ impl Schedule {
         config: &NamingConfig,
         now: SimTime,
     ) {
-        let check = check_threshold(client, config.expire_instance, self.unhealthy_at_timeout)
-            .and_then(|t| first_tick(client.sched.grid, now, t));
+        let (at_timeout, expire) = self.checker_rules(config);
+        let check = check_threshold(client, expire, at_timeout).and_then(|t| first_tick(client.sched.grid, now, t));
         let clean = first_tick(self.cleaner_grid, now, clean_threshold(client, config));
         let s = &mut client.sched;
         (s.check_due, s.clean_due) = (check, clean);
@@ -233,12 +244,12 @@ impl NamingServer {
     /// `ClientBeatCheckTaskV2#doHealthCheck` for one client at `now`: both checkers, in order, for
     /// every published service.
     pub(crate) fn check_client(&mut self, key: &ClientKey, now: SimTime, out: &mut Vec<Change>) {
-        let (expire, planted) = (self.config.expire_instance, self.schedule.unhealthy_at_timeout);
+        let (at_timeout, expire) = self.schedule.checker_rules(&self.config);
         let Some(client) = self.clients.get_mut(key) else { return };
         let (mut expired, mut changed) = (Vec::new(), false);
         // Strictly greater, as UnhealthyInstanceChecker#doCheck (unless the bug is planted).
         let too_long =
-            |millis: i128, limit: i64| if planted { millis >= limit as i128 } else { millis > limit as i128 };
+            |millis: i128, limit: i64| if at_timeout { millis >= limit as i128 } else { millis > limit as i128 };
         let fires = |p: &Published| {
             let millis = now.since(p.last_heart_beat).millis() as i128;
             !p.timeouts.skip

@@ -6,6 +6,7 @@
 //! long — keeps its old route when the answer is `TOPIC_NOT_EXIST`.
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
+use crate::sim::invariants::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -66,11 +67,20 @@ pub struct RouteClientCore {
     current: Option<usize>,
     routes: BTreeMap<String, Arc<TopicRouteData>>,
     revision: u64,
+    /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
+    planted: Option<Mutation>,
 }
 
 impl RouteClientCore {
     pub fn new(namesrvs: Vec<String>) -> Self {
-        RouteClientCore { namesrvs, current: None, routes: BTreeMap::new(), revision: 0 }
+        RouteClientCore { namesrvs, current: None, routes: BTreeMap::new(), revision: 0, planted: None }
+    }
+
+    /// Test-only: plants `mutation` where it touches the route cache
+    /// (`RouteChangeIgnoresBrokers`; any other changes nothing here). Not reachable from
+    /// scenario files.
+    pub(crate) fn plant(&mut self, mutation: Mutation) {
+        self.planted = Some(mutation);
     }
 
     /// The client's remoting client chose name server `i` for its route queries.
@@ -95,7 +105,13 @@ impl RouteClientCore {
             None => RouteUpdate::NotExist,
             Some(new) => {
                 // The same snapshot (the usual case) is unchanged without comparing contents.
-                if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || **old == *new) {
+                // (The planted bug compares the queue datas only.)
+                let queues_only = self.planted == Some(Mutation::RouteChangeIgnoresBrokers);
+                let same = |old: &TopicRouteData| match queues_only {
+                    true => old.queue_datas == new.queue_datas,
+                    false => *old == *new,
+                };
+                if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || same(old)) {
                     return RouteUpdate::Unchanged;
                 }
                 self.routes.insert(topic.to_string(), new);

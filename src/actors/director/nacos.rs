@@ -9,7 +9,6 @@ use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::sim::ids::NodeId;
-use crate::sim::invariants::Mutation;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -54,8 +53,8 @@ impl Director {
     /// A fresh server: empty tables, its cleaner and push grids from now (a restart forgets all).
     fn start_nacos_server(&mut self, spec: &NacosServerSpec) {
         let core = Rc::new(RefCell::new(NamingServer::new(spec.config.clone(), self.env.now())));
-        if self.env.mutation == Some(Mutation::NacosUnhealthyAtTimeout) {
-            core.borrow_mut().plant_unhealthy_at_timeout();
+        if let Some(m) = self.env.mutation {
+            core.borrow_mut().plant(m);
         }
         self.env.obs.world.set_nacos_server(&spec.name, Some(core.clone()));
         let server_ctx = Context::<NacosServer>::new();

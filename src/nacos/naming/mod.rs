@@ -292,11 +292,12 @@ impl NamingServer {
         self.subscribers.get(service).into_iter().flatten()
     }
 
-    /// Test-only: plants `Mutation::NacosUnhealthyAtTimeout`, an unhealthy checker that compares
-    /// with `>=`. Not reachable from scenario files; the director calls it when a run asks for
-    /// that mutation, so property tests can prove the invariants catch it.
-    pub(crate) fn plant_unhealthy_at_timeout(&mut self) {
-        self.schedule.unhealthy_at_timeout = true;
+    /// Test-only: plants `mutation` where it touches the health checks
+    /// (`NacosUnhealthyAtTimeout`, `NacosNeverDeletes`; any other changes nothing here). Not
+    /// reachable from scenario files; the director calls it when a run asks for a mutation, so
+    /// property tests can prove the invariants catch it.
+    pub(crate) fn plant(&mut self, mutation: crate::sim::invariants::Mutation) {
+        self.schedule.planted = Some(mutation);
     }
 
     /// `ServiceManager.removeSingleton`, as the empty-service cleaner would: only for tests that

@@ -74,6 +74,7 @@ pub use route::SYNC_BROKER_MEMBER_GROUP_PREFIX;
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo, QueueData};
+use crate::sim::invariants::Mutation;
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -116,6 +117,8 @@ pub struct RouteInfoManager {
     /// `clusterAddrTable` disagree with `brokerAddrTable`, so [`Self::check_consistency`]
     /// reports such disagreement as a quirk for these names and as a violation for any other.
     cross_cluster_names: BTreeSet<String>,
+    /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
+    planted: Option<Mutation>,
 }
 
 impl RouteInfoManager {
@@ -130,6 +133,7 @@ impl RouteInfoManager {
             revision: 0,
             memo: TopicMemo::new(),
             cross_cluster_names: BTreeSet::new(),
+            planted: None,
         }
     }
 
@@ -180,6 +184,14 @@ impl RouteInfoManager {
             self.bump();
         }
         removed
+    }
+
+    /// Test-only: plants `mutation` where it touches this class (`UnregisterAlwaysLeavesCluster`,
+    /// `ScanIgnoresBrokerTimeout`; any other changes nothing here). Not reachable from scenario
+    /// files: the director calls it when a run asks for a mutation, so property tests can prove
+    /// the invariants catch it.
+    pub(crate) fn plant(&mut self, mutation: Mutation) {
+        self.planted = Some(mutation);
     }
 
     /// Test hook: turn the topic-loop memo off, so this manager always runs Java's full loop.

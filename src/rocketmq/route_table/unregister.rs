@@ -3,9 +3,12 @@
 
 use super::outcome::{CleanupAbort, ExpiredBroker, MinBrokerIdChange, UnregisterReport, UnregisterStep};
 use super::{no_master_exists, RouteInfoManager};
-use crate::rocketmq::types::{perm, BrokerAddrInfo, UnregisterRequest};
+use crate::rocketmq::types::{
+    perm, BrokerAddrInfo, BrokerLiveInfo, UnregisterRequest, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
+use crate::sim::invariants::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The sets Java accumulates over a batch before cleaning topics once.
@@ -60,8 +63,13 @@ impl RouteInfoManager {
             self.bump();
         }
         self.remove_address(req, &mut step, sets);
-        if step.broker_name_removed {
+        // The planted bug drops step 5's `if (removeBrokerName)`: the name leaves its cluster set
+        // even though the group keeps other members.
+        let unguarded = self.planted == Some(Mutation::UnregisterAlwaysLeavesCluster);
+        if step.broker_name_removed || unguarded {
             self.leave_cluster(req, &mut step);
+        }
+        if step.broker_name_removed {
             sets.removed.insert(req.broker_name.clone());
         } else {
             sets.reduced.insert(req.broker_name.clone());
@@ -179,9 +187,15 @@ impl RouteInfoManager {
     /// request, and the entry goes only when the batch runs, so a later scan (or the channel's
     /// CLOSE event) may submit it again.
     pub fn scan_not_active_broker(&self, now: SimTime) -> Vec<ExpiredBroker> {
+        // The planted bug reads 4.x's constant instead of the entry's own timeout.
+        let one_timeout = self.planted == Some(Mutation::ScanIgnoresBrokerTimeout);
+        let timeout = |live: &BrokerLiveInfo| match one_timeout {
+            true => DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+            false => live.heartbeat_timeout_millis,
+        };
         self.broker_live_table
             .iter()
-            .filter(|(_, live)| live.last_update_timestamp + live.heartbeat_timeout_millis < now)
+            .filter(|(_, live)| live.last_update_timestamp + timeout(live) < now)
             .map(|(key, live)| ExpiredBroker {
                 addr_info: key.clone(),
                 last_update: live.last_update_timestamp,
