@@ -11,6 +11,7 @@
 use super::derive::{self, Configs, Expected};
 use super::nacos::{NacosWatch, Quiet};
 use super::{Arrival, Invariant, Violation};
+use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -53,14 +54,17 @@ pub struct Monitor {
     /// (cluster, addr) → broker process name, keyed like the live table so that a live entry
     /// is looked up without building a key.
     brokers_by_addr: BTreeMap<BrokerAddrInfo, String>,
+    /// Broker process → the live-entry timeout its registrations must give it, derived from its
+    /// config (`expiry_timeout`), never read back from the table or the scanner's report.
+    timeouts: BTreeMap<String, SimDuration>,
     state: BTreeMap<String, ProcState>,
     /// When each name server last started or resumed: its scan grid starts over.
     ns_started: BTreeMap<String, SimTime>,
     ns_resumed: BTreeMap<String, SimTime>,
-    /// Last registration or heartbeat from a broker that arrived at a name server, this
-    /// incarnation of the name server: name server → broker → when. Nested so that the
-    /// every-instant expiry check looks names up by reference.
-    arrivals: BTreeMap<String, BTreeMap<String, SimTime>>,
+    /// Registrations and heartbeats from a broker that arrived at a name server, this
+    /// incarnation of the name server: name server → broker → the last two instants. Nested so
+    /// that the every-instant expiry check looks names up by reference.
+    arrivals: BTreeMap<String, BTreeMap<String, Arrived>>,
     /// Per name server, until when its last full `BoundedExpiry` pass proved nothing can be
     /// overdue (see [`Horizon`]).
     horizons: BTreeMap<String, Horizon>,
@@ -92,6 +96,7 @@ impl Monitor {
                 (n.name.clone(), facts)
             })
             .collect();
+        let timeouts = scenario.brokers.iter().map(|b| (b.name.clone(), expiry_timeout(&b.config))).collect();
         let brokers_by_addr = scenario
             .brokers
             .iter()
@@ -103,6 +108,7 @@ impl Monitor {
             configs: Configs::new(scenario),
             namesrvs,
             brokers_by_addr,
+            timeouts,
             state: BTreeMap::new(),
             ns_started: BTreeMap::new(),
             ns_resumed: BTreeMap::new(),
@@ -162,10 +168,11 @@ impl Monitor {
                     None => self.arrivals.entry(to.to_string()).or_default(),
                 };
                 match at_ns.get_mut(from) {
-                    Some(t) => *t = now,
+                    Some(a) if a.last != now => *a = Arrived { last: now, before: Some(a.last) },
+                    Some(_) => {}
                     None => {
                         // A broker seen for the first time brings a bound the horizon never saw.
-                        at_ns.insert(from.to_string(), now);
+                        at_ns.insert(from.to_string(), Arrived { last: now, before: None });
                         self.horizons.remove(to);
                     }
                 }
@@ -240,28 +247,30 @@ impl Monitor {
     }
 
     /// `NoFalseExpiry`: the scan may expire an entry only when nothing arrived from the broker
-    /// for longer than its timeout.
+    /// for longer than the timeout its config gives it (whatever timeout the scan reports).
     fn check_expiry(
         &mut self,
         now: SimTime,
         actor: &str,
         cluster: &str,
         addr: &str,
-        timeout: SimDuration,
+        reported: SimDuration,
     ) -> Option<Violation> {
         let ns = actor.split('/').next().unwrap_or(actor).to_string();
         let broker = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
-        let last = *self.arrivals.get(&ns)?.get(&broker)?;
-        // An arrival in the very instant of the scan may still sit in the name server's mailbox
-        // when the scanner runs — the same race the real scan thread has — so only earlier
-        // arrivals count.
-        if now.since(last) > timeout || last == now {
+        let timeout = self.timeouts[&broker];
+        let arrived = self.arrivals.get(&ns)?.get(&broker)?;
+        // The scan runs on its own thread, the registration on a Netty worker: one arriving in
+        // the very millisecond of the scan may be processed after it, in Java as here. So the
+        // scan answers for the arrivals *before* its instant only.
+        let last = if arrived.last == now { arrived.before? } else { arrived.last };
+        if now.since(last) > timeout {
             return None;
         }
+        let used = if reported == timeout { String::new() } else { format!(" (the scan used {reported})") };
         let detail = format!(
-            "{ns} expired {broker} ({cluster}/{addr}) at {now}, but a registration or heartbeat from it arrived at {last}, {} ago, within its {} timeout",
+            "{ns} expired {broker} ({cluster}/{addr}) at {now}, but a registration or heartbeat from it arrived at {last}, {} ago, within its {timeout} timeout{used}",
             now.since(last),
-            timeout
         );
         self.violate(Invariant::NoFalseExpiry, now, detail)
     }
@@ -327,11 +336,10 @@ impl Monitor {
             let mut until = SimTime(u64::MAX);
             for (key, live) in table.broker_live_table() {
                 let Some(broker) = self.brokers_by_addr.get(key) else { continue };
-                let Some(&last) = arrivals.get(broker) else { continue };
+                let Some(&Arrived { last, .. }) = arrivals.get(broker) else { continue };
+                let timeout = self.timeouts[broker];
                 let first_scan = started + facts.scan_initial_delay;
-                let bound = (last + live.heartbeat_timeout_millis).max(first_scan).max(resumed)
-                    + facts.scan_interval
-                    + facts.batch_delay;
+                let bound = (last + timeout).max(first_scan).max(resumed) + facts.scan_interval + facts.batch_delay;
                 if now <= bound {
                     until = until.min(bound);
                     continue;
@@ -342,8 +350,8 @@ impl Monitor {
                     table.broker_addr_table().values().any(|g| g.broker_addrs.values().any(|a| a == &key.broker_addr));
                 if listed {
                     let detail = format!(
-                        "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {} + scan {} + batch delay {})",
-                        live.heartbeat_timeout_millis, facts.scan_interval, facts.batch_delay
+                        "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {timeout} + scan {} + batch delay {}; the table holds {})",
+                        facts.scan_interval, facts.batch_delay, live.heartbeat_timeout_millis
                     );
                     out.push((Invariant::BoundedExpiry, detail));
                     break;
@@ -373,6 +381,25 @@ impl Monitor {
             true => Vec::new(),
             false => self.violate(Invariant::Convergence, end, diffs.join("; ")).into_iter().collect(),
         }
+    }
+}
+
+/// The last arrival at a name server from one broker, and the one at an earlier instant.
+#[derive(Clone, Copy)]
+struct Arrived {
+    last: SimTime,
+    before: Option<SimTime>,
+}
+
+/// The timeout a broker's live entry must carry: a 5.x broker with `enableSlaveActingMaster`
+/// sends `heartbeatTimeoutMillis = brokerNotActiveTimeoutMillis` (10 s) with each registration
+/// (`BrokerOuterAPI#registerBrokerAll`); without it the header field is null and
+/// `RouteInfoManager#registerBroker` stores `DEFAULT_BROKER_CHANNEL_EXPIRED_TIME`, 120 s.
+fn expiry_timeout(c: &BrokerConfig) -> SimDuration {
+    if c.enable_acting_master {
+        c.not_active_timeout
+    } else {
+        SimDuration::from_secs(120)
     }
 }
 

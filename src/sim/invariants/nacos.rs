@@ -11,11 +11,11 @@
 //!   state (deadlines in [`super::nacos_bounds`]).
 
 use super::arrival::{ArrivalKind, NacosArrival, Seen};
-use super::nacos_bounds::{acted_by, beat_cycle, premature, Recovery};
+use super::nacos_bounds::{acted_by, beat_cycle, documented_timeouts, premature, Recovery};
 use super::Invariant;
 use crate::nacos::naming::{NamingServer, Timeouts};
 use crate::nacos::notes::NacosNote;
-use crate::nacos::types::{to_long, ClientKey, ServiceKey, HEART_BEAT_INTERVAL_KEY};
+use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::network::ProcState;
 use crate::sim::scenario::Scenario;
@@ -27,7 +27,8 @@ struct InstanceFacts {
     name: String,
     app: String,
     servers: Vec<String>,
-    /// The server's reading of its metadata (`ConvertUtils.toLong`), as the checkers use it.
+    /// The server's reading of its metadata (`ConvertUtils.toLong`), as the checkers must use it
+    /// (`documented_timeouts`).
     timeouts: Timeouts,
     /// When it registers, counted from its app's (re)start.
     offset: SimDuration,
@@ -83,13 +84,13 @@ impl NacosWatch {
         let mut instances = BTreeMap::new();
         for app in &s.nacos.apps {
             for i in &app.instances {
-                let interval = i.instance.metadata.get(HEART_BEAT_INTERVAL_KEY).map(|v| to_long(v));
+                let timeouts = documented_timeouts(&i.instance.metadata);
                 let cycle = s
                     .nacos
                     .servers
                     .iter()
                     .filter(|v| app.servers.contains(&v.name))
-                    .map(|v| beat_cycle(i.period, interval, v.config.client_beat_interval))
+                    .map(|v| beat_cycle(i.period, timeouts.interval, v.config.client_beat_interval))
                     .fold(i.period, SimDuration::max);
                 let stall = app.read_timeout.max(s.network.connect_timeout) + SimDuration(2 * hop.millis());
                 let queue = Recovery::queue_for(app.instances.len(), app.beat_threads, hop);
@@ -97,7 +98,7 @@ impl NacosWatch {
                     name: i.name.clone(),
                     app: app.name.clone(),
                     servers: app.servers.clone(),
-                    timeouts: Timeouts::from_metadata(&i.instance.metadata),
+                    timeouts,
                     offset: i.start.since(app.start),
                     recovery: Recovery { stall, queue, slowest: SimDuration::ZERO, cycle, hop },
                 };

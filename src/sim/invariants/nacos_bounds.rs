@@ -12,10 +12,43 @@
 
 use crate::nacos::health::CHECK_PERIOD;
 use crate::nacos::naming::Timeouts;
+use crate::nacos::types::{
+    Metadata, DEFAULT_HEART_BEAT_TIMEOUT, DEFAULT_IP_DELETE_TIMEOUT, ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY,
+    HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
+};
 use crate::sim::clock::{SimDuration, SimTime};
 
 /// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period (hard-coded 5 s, #5216).
 pub const CHECK: SimDuration = SimDuration(CHECK_PERIOD);
+
+/// The timeouts the server's checkers must apply to an instance, read from the scenario's
+/// metadata by the documented rules — on purpose not through the model's own reading
+/// (`Timeouts::from_metadata`), so that a bug there shows up as a violation instead of moving the
+/// bound along with it. `UnhealthyInstanceChecker#getTimeout` and `ExpiredInstanceChecker#getTimeout`
+/// take a present key through `ConvertUtils.toLong` and an absent one as the default (15 s,
+/// 30 s); `enableClientBeat` goes through `ConvertUtils.toBoolean`.
+pub fn documented_timeouts(metadata: &Metadata) -> Timeouts {
+    let read = |key: &str, default: i64| metadata.get(key).map_or(default, |v| java_to_long(v));
+    Timeouts {
+        beat: read(HEART_BEAT_TIMEOUT_KEY, DEFAULT_HEART_BEAT_TIMEOUT),
+        delete: read(IP_DELETE_TIMEOUT_KEY, DEFAULT_IP_DELETE_TIMEOUT),
+        skip: metadata
+            .get(ENABLE_CLIENT_BEAT_KEY)
+            .is_some_and(|v| ["y", "yes", "on", "true", "t"].contains(&v.to_lowercase().as_str())),
+        interval: metadata.get(HEART_BEAT_INTERVAL_KEY).map(|v| java_to_long(v)),
+    }
+}
+
+/// `ConvertUtils.toLong(String)`: 0 for a blank string, else `Long.parseLong` — an optional sign
+/// and decimal digits, nothing else, not even surrounding spaces — and 0 when that throws.
+/// (Java's `Character.digit` also accepts non-ASCII decimal digits; neither reading here does.)
+pub fn java_to_long(value: &str) -> i64 {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    value.parse().unwrap_or(0)
+}
 
 /// The instant by which a server must have acted on a silence that began at `last`: the first
 /// check tick with more than `timeout` of silence lies at most one period after `last + timeout`,
@@ -97,6 +130,43 @@ mod tests {
 
     fn timeouts(beat: i64, delete: i64) -> Timeouts {
         Timeouts { beat, delete, skip: false, interval: None }
+    }
+
+    #[test]
+    fn metadata_is_read_as_convert_utils_reads_it() {
+        // ConvertUtils.toLong: blank → 0, Long.parseLong (sign allowed, no spaces), 0 on a throw.
+        for (text, want) in [("", 0), ("  ", 0), ("100", 100), ("+100", 100), ("-1", -1), (" 100", 0)] {
+            assert_eq!(java_to_long(text), want, "{text:?}");
+        }
+        for text in ["10s", "1e3", "+", "-", "9223372036854775808"] {
+            assert_eq!(java_to_long(text), 0, "{text:?} makes parseLong throw");
+        }
+        let md = |pairs: &[(&str, &str)]| -> Metadata {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        assert_eq!(
+            documented_timeouts(&md(&[])),
+            Timeouts { beat: 15_000, delete: 30_000, skip: false, interval: None }
+        );
+        let t = documented_timeouts(&md(&[(HEART_BEAT_TIMEOUT_KEY, "abc"), (ENABLE_CLIENT_BEAT_KEY, "Yes")]));
+        assert_eq!(
+            (t.beat, t.delete, t.skip),
+            (0, 30_000, true),
+            "a present but unreadable value is 0, not the default"
+        );
+    }
+
+    #[test]
+    fn the_model_reads_metadata_as_the_invariants_expect() {
+        // The invariants do not trust the server's own reading; where the two part, a scenario
+        // shows it as a violation. This pins the agreement on the awkward values.
+        let values = ["", " ", "0", "1000", "+1000", "-1", " 1000", "1000 ", "10s", "true", "YES", "on", "T", "n"];
+        for key in [HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY, HEART_BEAT_INTERVAL_KEY, ENABLE_CLIENT_BEAT_KEY] {
+            for v in values {
+                let md: Metadata = [(key.to_string(), v.to_string())].into_iter().collect();
+                assert_eq!(Timeouts::from_metadata(&md), documented_timeouts(&md), "{key} = {v:?}");
+            }
+        }
     }
 
     #[test]
