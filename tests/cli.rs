@@ -226,3 +226,47 @@ fn a_reader_that_stops_early_ends_the_run_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");
 }
+
+/// The number in "after N events": where the budget stopped the run.
+fn events_after(text: &str) -> u64 {
+    let tail = text.split("after ").nth(1).unwrap_or_else(|| panic!("no 'after N events' in:\n{text}"));
+    tail.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no count in:\n{text}"))
+}
+
+#[test]
+fn a_run_past_its_event_budget_stops_with_exit_2_and_says_where() {
+    let o = routesim(&["run", "--quiet", "--max-events", "40", KILL]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("stopped: event budget exceeded at "), "{out}");
+    assert!(!out.contains("PASS") && !out.contains("FAIL"), "no verdicts from a run cut short:\n{out}");
+    assert!(err.contains("event budget exceeded at ") && err.contains("raise --max-events"), "{err}");
+    let n = events_after(&err);
+    assert!((40..200).contains(&n), "stopped soon after 40 events, not at the end (122): {n}\n{err}");
+    // The default budget leaves an ordinary scenario alone.
+    assert_eq!(routesim(&["run", "--quiet", KILL]).status.code(), Some(0));
+    assert_eq!(routesim(&["run", "--max-events", "0", KILL]).status.code(), Some(2), "a budget of 0 is refused");
+}
+
+#[test]
+fn check_counts_a_run_past_its_budget_as_over_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(KILL, dir.path().join("kill.toml")).unwrap();
+    let o = routesim(&["check", "--max-events", "40", dir.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("OVER") && out.contains("event budget exceeded at "), "{out}");
+    assert!(out.contains("1 scenarios: 0 passed, 0 failed, 1 invalid"), "{out}");
+}
+
+#[test]
+fn a_zero_poll_interval_exits_2_with_its_position_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = FAILING
+        .replace("[[fault]]", "[[client]]\nname = \"c\"\ntopics = [\"Orders\"]\npoll_interval = \"0s\"\n\n[[fault]]");
+    let path = write(dir.path(), "zero.toml", &body);
+    let o = routesim(&["run", path.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("zero.toml:19:17: poll_interval must be between 1ms and 720h (30 days), got 0s"), "{err}");
+}

@@ -128,3 +128,85 @@ fn hostile_input_is_an_error_not_a_panic() {
         let _ = parse(Path::new("t.toml"), text).expect_err(text);
     }
 }
+
+/// Every period, interval, delay and timeout is range-checked at load: a period of 0 ms never
+/// lets virtual time move (the agenda grows until the allocator aborts), and a delay near the end
+/// of `u64` milliseconds is longer than any run. Each key: the table it lives in, and whether
+/// zero is allowed.
+const DURATION_KEYS: &[(&str, &str, bool)] = &[
+    ("[network]\n", "latency", true),
+    ("[network]\n", "jitter", true),
+    ("[network]\n", "connect_timeout", false),
+    ("[[namesrv]]\nname = \"ns2\"\n", "scan_interval", false),
+    ("[[namesrv]]\nname = \"ns2\"\n", "scan_initial_delay", true),
+    ("[[namesrv]]\nname = \"ns2\"\n", "unregister_delay", true),
+    ("[[namesrv]]\nname = \"ns2\"\n", "idle_close", false),
+    ("[[broker]]\nname = \"b0\"\nbroker_name = \"b\"\naddr = \"10.0.0.9:10911\"\n", "register_period", true),
+    ("[[broker]]\nname = \"b0\"\nbroker_name = \"b\"\naddr = \"10.0.0.9:10911\"\n", "register_timeout", false),
+    ("[[client]]\nname = \"c\"\ntopics = [\"Orders\"]\n", "poll_interval", false),
+    ("[[client]]\nname = \"c\"\ntopics = [\"Orders\"]\n", "timeout", false),
+    ("[[nacos_server]]\nname = \"n1\"\n", "client_beat_interval", true),
+    ("[[nacos_server]]\nname = \"n1\"\n", "client_expired_time", false),
+    ("[[nacos_server]]\nname = \"n1\"\n", "push_delay", true),
+    ("[[nacos_server]]\nname = \"n1\"\n", "push_cache", false),
+    (
+        "[[nacos_server]]\nname = \"n1\"\n\n[[instance]]\nname = \"i1\"\nservice = \"s\"\nip = \"10.1.0.1\"\n",
+        "read_timeout",
+        false,
+    ),
+];
+
+#[test]
+fn every_duration_key_is_range_checked_with_the_range_in_the_message() {
+    for (table, key, zero_ok) in DURATION_KEYS {
+        let e = one(&format!("\n{table}{key} = \"721h\"\n"));
+        let min = if *zero_ok { "0s" } else { "1ms" };
+        let want = format!("{key} must be between {min} and 720h (30 days), got 721h");
+        assert!(e.contains(&want), "{key}: {e}");
+        let zero = format!("{GOOD}\n{table}{key} = \"0s\"\n");
+        match parse(Path::new("t.toml"), &zero) {
+            Ok(_) => assert!(zero_ok, "{key} = \"0s\" must be refused"),
+            Err(e) => {
+                assert!(!zero_ok, "{key} = \"0s\" is allowed: {e}");
+                assert!(
+                    e.to_string().contains(&format!("{key} must be between 1ms and 720h (30 days), got 0s")),
+                    "{e}"
+                );
+            }
+        }
+        parse(Path::new("t.toml"), &format!("{GOOD}\n{table}{key} = \"720h\"\n")).expect("the cap itself is allowed");
+    }
+}
+
+#[test]
+fn a_zero_poll_interval_is_refused_at_its_position() {
+    let e = one("\n[[client]]\nname = \"c\"\ntopics = [\"Orders\"]\npoll_interval = \"0s\"\n");
+    assert!(e.contains("t.toml:18:17: poll_interval must be between 1ms and 720h (30 days), got 0s"), "{e}");
+    assert!(e.contains("the default is \"30s\""), "{e}");
+}
+
+#[test]
+fn a_push_delay_of_u64_max_milliseconds_is_refused() {
+    let e = one("\n[[nacos_server]]\nname = \"n1\"\npush_delay = \"18446744073709551615ms\"\n");
+    assert!(e.contains("t.toml:17:14: push_delay must be between 0s and 720h (30 days)"), "{e}");
+}
+
+#[test]
+fn a_run_longer_than_30_days_is_refused_at_its_position() {
+    let text = GOOD.replace("duration = \"5m\"", "duration = \"721h\"");
+    let e = parse(Path::new("t.toml"), &text).expect_err("past the cap");
+    assert_eq!(e.0.len(), 1, "{e}");
+    assert!(e.to_string().contains("t.toml:4:12: duration must be between 1ms and 720h (30 days), got 721h"), "{e}");
+    parse(Path::new("t.toml"), &GOOD.replace("duration = \"5m\"", "duration = \"720h\"")).expect("30 days is allowed");
+}
+
+#[test]
+fn a_zero_beat_interval_in_metadata_and_an_endless_latency_fault_are_refused() {
+    let e = one("\n[[nacos_server]]\nname = \"n1\"\n\n[[instance]]\nname = \"i1\"\nservice = \"s\"\nip = \"10.1.0.1\"\nmetadata = { \"preserved.heart.beat.interval\" = \"0\" }\n");
+    assert!(
+        e.contains("instance i1: preserved.heart.beat.interval must be between 1ms and 720h (30 days), got 0s"),
+        "{e}"
+    );
+    let e = one("\n[[fault]]\nat = \"1m\"\nlatency = { between = [\"a0\", \"ns1\"], base = \"9999h\" }\n");
+    assert!(e.contains("base must be between 0s and 720h (30 days), got 9999h"), "{e}");
+}

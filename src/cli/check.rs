@@ -3,7 +3,7 @@
 
 use super::progress::Progress;
 use super::{scenario_files, FAILED, HELD, INVALID};
-use crate::sim::runner::{run, RunOptions, RunReport};
+use crate::sim::runner::{run, RunOptions, RunReport, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::{load, LoadError};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +17,9 @@ pub struct CheckArgs {
     /// Scenarios run at once (default: one per core).
     #[arg(long, short)]
     jobs: Option<usize>,
+    /// Stop each run after N events; a scenario that reaches it counts as invalid (exit 2).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events: u64,
 }
 
 enum Outcome {
@@ -36,7 +39,7 @@ pub fn check(args: CheckArgs) -> u8 {
             return INVALID;
         }
     };
-    let started = std::time::Instant::now();
+    let (started, max_events) = (std::time::Instant::now(), args.max_events);
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -48,7 +51,7 @@ pub fn check(args: CheckArgs) -> u8 {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
                 let outcome = match load(file) {
-                    Ok(s) => Outcome::Ran(run(&s, RunOptions::default())),
+                    Ok(s) => Outcome::Ran(run(&s, RunOptions { max_events, ..Default::default() })),
                     Err(e) => Outcome::Invalid(e),
                 };
                 *results[i].lock().expect("no worker panics while holding it") = Some(outcome);
@@ -64,6 +67,13 @@ pub fn check(args: CheckArgs) -> u8 {
                 invalid += 1;
                 println!("INVALID {}", file.display());
                 eprintln!("error: {e}");
+            }
+            // A run cut short by its budget has no verdicts worth counting: like invalid input,
+            // it needs a change to the scenario (or a larger --max-events) before it says anything.
+            Outcome::Ran(RunReport { budget_exceeded: Some(over), .. }) => {
+                invalid += 1;
+                println!("OVER    {}  ({over})", file.display());
+                eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
             }
             Outcome::Ran(r) => {
                 let held = r.verdicts.iter().filter(|(_, v)| v.held()).count();

@@ -1,10 +1,10 @@
-//! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet]`
+//! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet] [--max-events N]`
 
 use super::output::{print_report, scenario_header};
 use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::SimTime;
-use crate::sim::runner::{run as run_scenario, RunOptions};
+use crate::sim::runner::{run as run_scenario, RunOptions, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::load;
 use crate::sim::trace::{Detail, TraceOptions};
 use std::cell::Cell;
@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// Write a self-contained HTML timeline report of the run to FILE (one scenario only).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Stop a run after N events and exit 2: a scenario stuck in a loop ends with a message
+    /// instead of running (and growing) for ever.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events: u64,
 }
 
 pub fn run(args: RunArgs) -> u8 {
@@ -82,7 +86,13 @@ pub fn run(args: RunArgs) -> u8 {
             (!streaming).then(|| Rc::new(Progress::new("virtual seconds", scenario.duration.millis() / 1000)));
         let report = run_scenario(
             &scenario,
-            RunOptions { seed: args.seed, trace, progress: progress.clone().map(virtual_clock), ..Default::default() },
+            RunOptions {
+                seed: args.seed,
+                trace,
+                progress: progress.clone().map(virtual_clock),
+                max_events: args.max_events,
+                ..Default::default()
+            },
         );
         if let Some(p) = progress {
             p.finish();
@@ -93,6 +103,13 @@ pub fn run(args: RunArgs) -> u8 {
             }
             eprintln!("error: writing output: {e}");
             return INVALID;
+        }
+        if let Some(over) = report.budget_exceeded {
+            // The verdicts of a run cut short mean nothing: say why it stopped, and nothing else.
+            println!("stopped: {over}");
+            eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
+            code = INVALID;
+            continue;
         }
         if let Some(path) = &args.diagram {
             let diagram = crate::view::mermaid::sequence_diagram(&scenario, &report.kept);
@@ -110,7 +127,7 @@ pub fn run(args: RunArgs) -> u8 {
         let mut out = std::io::stdout().lock();
         let _ = print_report(&mut out, &report);
         let _ = out.flush();
-        if !report.all_held() {
+        if !report.all_held() && code == HELD {
             code = FAILED;
         }
     }

@@ -68,11 +68,15 @@ impl PushEngine {
     }
 
     /// The first poll tick at which some task is ripe.
+    ///
+    /// Saturating: a delay near `u64::MAX` ms must give a wake at the end of time, not a sum
+    /// that wraps to a tick in the past (the engine then woke, found nothing ripe and re-armed
+    /// for the same instant, for ever).
     pub fn next_wake(&self) -> Option<SimTime> {
-        let ripe = self.tasks.values().map(|(created, _)| created.millis() + self.delay).min()?;
+        let ripe = self.tasks.values().map(|(created, _)| created.millis().saturating_add(self.delay)).min()?;
         let (anchor, tick) = (self.anchor.millis(), PUSH_ENGINE_TICK);
         let k = ripe.saturating_sub(anchor).div_ceil(tick);
-        Some(SimTime(anchor + k.max(1) * tick))
+        Some(SimTime(anchor.saturating_add(k.max(1).saturating_mul(tick))))
     }
 
     /// `processTasks` at `now`: removes and returns the ripe tasks, in service order.
@@ -91,7 +95,7 @@ impl PushEngine {
     pub fn resume(&mut self, since: SimTime, now: SimTime) {
         let (anchor, tick) = (self.anchor.millis(), PUSH_ENGINE_TICK);
         let k = since.millis().saturating_sub(anchor).div_ceil(tick);
-        if anchor + k.max(1) * tick < now.millis() {
+        if anchor.saturating_add(k.max(1).saturating_mul(tick)) < now.millis() {
             // The overdue poll runs at `now`; ticks are `anchor + 100 ms·k` with `k ≥ 1`.
             self.anchor = SimTime(now.millis().saturating_sub(tick));
         }
@@ -130,6 +134,15 @@ mod tests {
         e.add(&svc("a"), Targets::All, SimTime(1_300));
         assert_eq!(e.next_wake(), Some(SimTime(1_500)));
         assert_eq!(e.take_ripe(SimTime(1_500)), vec![(svc("a"), Targets::All)]);
+    }
+
+    #[test]
+    fn a_delay_of_u64_max_wakes_at_the_end_of_time_instead_of_wrapping() {
+        let mut e = PushEngine::new(SimTime(0), u64::MAX);
+        e.add(&svc("a"), Targets::All, SimTime(10_001));
+        let wake = e.next_wake().expect("a task is pending");
+        assert!(wake > SimTime(10_001), "a wrapped sum woke at {wake}, before the task could be ripe");
+        assert!(e.take_ripe(SimTime(10_100)).is_empty());
     }
 
     #[test]

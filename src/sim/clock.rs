@@ -212,6 +212,17 @@ mod tests {
     }
 
     #[test]
+    fn time_arithmetic_saturates_instead_of_wrapping() {
+        // A wrapped `now + delay` is an instant in the past: a timer due at once, for ever.
+        assert_eq!(SimTime(u64::MAX - 1) + SimDuration(5), SimTime(u64::MAX));
+        let mut t = SimTime(u64::MAX);
+        t += SimDuration(1);
+        assert_eq!(t, SimTime(u64::MAX));
+        assert_eq!(SimDuration(u64::MAX) + SimDuration(1), SimDuration(u64::MAX));
+        assert_eq!(SimTime(3) - SimDuration(5), SimTime::ZERO);
+    }
+
+    #[test]
     fn instants_print_as_seconds_with_millis() {
         assert_eq!(SimTime(125_000).to_string(), "125.000s");
         assert_eq!(SimTime(10).to_string(), "0.010s");

@@ -348,8 +348,13 @@ impl Net {
         }
     }
 
-    /// Drives the run until `end`, then returns. This is the network actor's one loop.
-    pub async fn drive(&self, end: SimTime) {
+    /// Drives the run until `end`, then returns `None`; or, once the trace holds `max_events`
+    /// events, stops where it is and returns that instant. This is the network actor's one loop.
+    ///
+    /// The budget is checked once per pass, before an instant's entries are delivered: a loop
+    /// that never lets time move (a timer re-armed every 0 ms) still comes back here between
+    /// its rounds, because its actors run only while this loop waits.
+    pub async fn drive(&self, end: SimTime, max_events: u64) -> Option<SimTime> {
         let (notify, origin) = {
             let k = self.0.borrow();
             (k.notify.clone(), k.origin)
@@ -379,7 +384,10 @@ impl Net {
             obs.before_instant(now);
             if now > end {
                 obs.finish(end);
-                return;
+                return None;
+            }
+            if obs.trace.borrow().count() >= max_events {
+                return Some(now);
             }
             self.dispatch_due(now);
         }
@@ -449,18 +457,21 @@ impl Net {
 pub struct NetworkActor {
     pub net: Net,
     pub end: SimTime,
-    pub done: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The event budget (see [`Net::drive`]).
+    pub max_events: u64,
+    /// Told when the run is over: `Some(t)` when the budget stopped it at `t`.
+    pub done: Option<tokio::sync::oneshot::Sender<Option<SimTime>>>,
 }
 
 impl Actor for NetworkActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let (net, end) = (self.net.clone(), self.end);
-        let drive = async move { net.drive(end).await };
-        ctx.spawn(actix::fut::wrap_future::<_, Self>(drive).map(|_, act, ctx| {
+        let (net, end, max_events) = (self.net.clone(), self.end, self.max_events);
+        let drive = async move { net.drive(end, max_events).await };
+        ctx.spawn(actix::fut::wrap_future::<_, Self>(drive).map(|stopped, act, ctx| {
             if let Some(done) = act.done.take() {
-                let _ = done.send(());
+                let _ = done.send(stopped);
             }
             ctx.stop();
         }));

@@ -43,6 +43,35 @@ impl Kind {
     }
 }
 
+/// The longest run a scenario may ask for: 30 days of virtual time. Every other duration in a
+/// scenario is capped by it too — a delay longer than any run can never be seen, and the cap keeps
+/// every `now + delay` far from the end of `u64` milliseconds.
+pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
+
+/// The range a duration key accepts. The upper end is always [`MAX_DURATION`]; the lower end is
+/// zero where zero means "at once" and costs nothing (latencies, delays), and one millisecond
+/// for a period or a timeout: a timer re-armed every 0 ms never lets virtual time move, and the
+/// run grows its agenda until memory runs out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Least {
+    Zero,
+    OneMilli,
+}
+
+impl Least {
+    fn min(self) -> SimDuration {
+        match self {
+            Least::Zero => SimDuration::ZERO,
+            Least::OneMilli => SimDuration::from_millis(1),
+        }
+    }
+}
+
+/// `"between 1ms and 720h (30 days)"`: the allowed range, as error messages print it.
+pub fn range_text(least: Least) -> String {
+    format!("between {} and {} (30 days)", least.min(), MAX_DURATION)
+}
+
 pub struct Ctx<'a> {
     loc: Locator<'a>,
     pub errors: Vec<ScenarioError>,
@@ -89,21 +118,30 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub fn duration_or(&mut self, v: &Option<S<String>>, default: SimDuration) -> SimDuration {
-        v.as_ref().and_then(|v| self.duration(v)).unwrap_or(default)
+    /// A duration key checked against its range ([`Least`] ..= [`MAX_DURATION`]); the default
+    /// when it is absent, or when it is wrong (the error is recorded).
+    pub fn duration_in(&mut self, v: &Option<S<String>>, default: SimDuration, key: &str, least: Least) -> SimDuration {
+        let Some(v) = v else { return default };
+        self.checked(v, key, least, Some(format!("the default is \"{default}\""))).unwrap_or(default)
     }
 
-    /// An idle time that may be switched off: a positive duration, or `"off"`.
-    pub fn idle(&mut self, v: &Option<S<String>>, default: SimDuration) -> Option<SimDuration> {
-        let Some(v) = v else { return Some(default) };
-        if v.get_ref() == "off" {
-            return None;
+    /// A required duration key checked against its range; `None` (error recorded) when wrong.
+    pub fn checked(&mut self, v: &S<String>, key: &str, least: Least, help: Option<String>) -> Option<SimDuration> {
+        let d = self.duration(v)?;
+        if d < least.min() || d > MAX_DURATION {
+            return self.fail(v.span(), format!("{key} must be {}, got {d}", range_text(least)), help.as_deref());
         }
-        match self.duration(v) {
-            Some(SimDuration::ZERO) => {
-                self.fail(v.span(), "an idle time must be positive", Some("write \"off\" to switch idle close off"))
+        Some(d)
+    }
+
+    /// An idle time that may be switched off: a duration of 1 ms to 30 days, or `"off"`.
+    pub fn idle(&mut self, v: &Option<S<String>>, default: SimDuration) -> Option<SimDuration> {
+        match v {
+            Some(v) if v.get_ref() == "off" => None,
+            Some(v) => {
+                let help = format!("write \"off\" to switch idle close off; the default is \"{default}\"");
+                Some(self.checked(v, "idle_close", Least::OneMilli, Some(help)).unwrap_or(default))
             }
-            Some(d) => Some(d),
             None => Some(default),
         }
     }

@@ -5,7 +5,7 @@
 //! it names: instances of one app share one `NamingService` — one `BeatReactor` (so one light-beat
 //! flag), one server list, one namespace, one read timeout — and faults target the app.
 
-use super::ctx::{Ctx, Kind};
+use super::ctx::{range_text, Ctx, Kind, Least, MAX_DURATION};
 use super::error::nearest;
 use super::raw::S;
 use super::raw_nacos::{RawInstance, RawNacosServer, RawSubscriber};
@@ -184,18 +184,17 @@ pub fn build(
     NacosSpecs { servers, apps, subscribers }
 }
 
+/// A timeout or period: 1 ms to 30 days.
 fn positive(ctx: &mut Ctx, v: &Option<S<String>>, default: SimDuration, key: &str) -> SimDuration {
-    let d = ctx.duration_or(v, default);
-    if d == SimDuration::ZERO {
-        ctx.error(v.as_ref().map_or(0..0, |v| v.span()), format!("{key} must be positive"), None);
-        return default;
-    }
-    d
+    ctx.duration_in(v, default, key, Least::OneMilli)
 }
 
 fn server(ctx: &mut Ctx, raw: RawNacosServer) -> NacosServerSpec {
     let d = NamingConfig::default();
-    let interval = ctx.duration_or(&raw.client_beat_interval, SimDuration(d.client_beat_interval as u64));
+    // Zero is allowed: the client keeps its own period when the answer's interval is not
+    // positive (`BeatTask#run`: `if (interval > 0)`).
+    let default_interval = SimDuration(d.client_beat_interval as u64);
+    let interval = ctx.duration_in(&raw.client_beat_interval, default_interval, "client_beat_interval", Least::Zero);
     NacosServerSpec {
         name: raw.name.into_inner(),
         start: ctx.time_or_zero(&raw.start),
@@ -212,7 +211,7 @@ fn server(ctx: &mut Ctx, raw: RawNacosServer) -> NacosServerSpec {
             .millis(),
             push_cache_millis: positive(ctx, &raw.push_cache, SimDuration(d.push_cache_millis), "push_cache").millis(),
         },
-        push_delay: ctx.duration_or(&raw.push_delay, SimDuration(DEFAULT_PUSH_TASK_DELAY)),
+        push_delay: ctx.duration_in(&raw.push_delay, SimDuration(DEFAULT_PUSH_TASK_DELAY), "push_delay", Least::Zero),
     }
 }
 
@@ -313,6 +312,13 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
             return ctx.fail(span, format!("instance {}: {why}", raw.name.get_ref()), Some(help));
         }
     };
+    // The client re-arms its beat every `period`: 0 ms would beat for ever without time moving.
+    if period == SimDuration::ZERO || period > MAX_DURATION {
+        let span = raw.metadata.as_ref().map_or(raw.name.span(), |m| m.span());
+        let (name, range) = (raw.name.get_ref(), range_text(Least::OneMilli));
+        let msg = format!("instance {name}: preserved.heart.beat.interval must be {range}, got {period}");
+        return ctx.fail(span, msg, Some("write it in milliseconds, e.g. \"5000\" (the default)"));
+    }
     let servers = server_list(ctx, &raw.servers, &raw.name, all);
     let read_timeout = positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout");
     let start = ctx.time_or_zero(&raw.start);

@@ -1,7 +1,7 @@
 //! `[[fault]]` and `[[action]]` tables: one verb each, valid targets, and a process history that
 //! makes sense (no resuming what is not hung, no restarting what runs).
 
-use super::ctx::{Ctx, Kind};
+use super::ctx::{Ctx, Kind, Least};
 use super::raw::{RawEvent, S};
 use super::{Action, BrokerSpec, TimedEvent};
 use crate::rocketmq::broker::TopicChange;
@@ -182,8 +182,8 @@ fn action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec], earlier: &[Plac
     }
     if let Some(l) = &raw.latency {
         let r = l.get_ref();
-        let base = ctx.duration(&r.base)?;
-        let jitter = ctx.duration_or(&r.jitter, SimDuration::ZERO);
+        let base = ctx.checked(&r.base, "base", Least::Zero, None)?;
+        let jitter = ctx.duration_in(&r.jitter, SimDuration::ZERO, "jitter", Least::Zero);
         let ends = link_ends(ctx, &r.from, &r.to, &r.between, l.span())?;
         let (from, to) = ends[0].clone();
         return Some(Action::Latency { from, to, base, jitter, both_ways: ends.len() == 2 });

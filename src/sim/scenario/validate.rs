@@ -1,6 +1,6 @@
 //! From raw TOML to a [`Scenario`]: defaults, references, ranges — every problem reported.
 
-use super::ctx::{Ctx, Kind};
+use super::ctx::{Ctx, Kind, Least, MAX_DURATION};
 use super::error::{nearest, ScenarioErrors};
 use super::raw::{RawBroker, RawClient, RawNamesrv, RawScenario, RawTopic, S};
 use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
@@ -49,7 +49,12 @@ fn explain_toml_error(message: &str) -> (String, Option<String>) {
 fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
     let meta = raw.scenario.into_inner();
     ctx.duration = ctx.duration(&meta.duration).unwrap_or(SimDuration::ZERO);
-    if ctx.duration == SimDuration::ZERO {
+    if ctx.duration > MAX_DURATION {
+        // Times are checked against the duration: against the cap, they report only themselves.
+        let msg = format!("duration must be {}, got {}", super::ctx::range_text(Least::OneMilli), ctx.duration);
+        ctx.error(meta.duration.span(), msg, Some("a run covers at most 30 days of virtual time".into()));
+        ctx.duration = MAX_DURATION;
+    } else if ctx.duration == SimDuration::ZERO {
         ctx.error(
             meta.duration.span(),
             "the scenario needs a positive duration",
@@ -145,10 +150,10 @@ fn network(ctx: &mut Ctx, raw: super::raw::RawNetwork) -> NetworkSpec {
         None => d.loss,
     };
     NetworkSpec {
-        latency: ctx.duration_or(&raw.latency, d.latency),
-        jitter: ctx.duration_or(&raw.jitter, d.jitter),
+        latency: ctx.duration_in(&raw.latency, d.latency, "latency", Least::Zero),
+        jitter: ctx.duration_in(&raw.jitter, d.jitter, "jitter", Least::Zero),
         loss,
-        connect_timeout: ctx.duration_or(&raw.connect_timeout, d.connect_timeout),
+        connect_timeout: ctx.duration_in(&raw.connect_timeout, d.connect_timeout, "connect_timeout", Least::OneMilli),
     }
 }
 
@@ -157,10 +162,8 @@ fn namesrv(ctx: &mut Ctx, raw: RawNamesrv) -> NamesrvSpec {
         Some(c) => ctx.count(c, "unregister_queue_capacity", 1).unwrap_or(1) as usize,
         None => DEFAULT_QUEUE_CAPACITY,
     };
-    let scan_interval = ctx.duration_or(&raw.scan_interval, SimDuration::from_secs(5));
-    if scan_interval == SimDuration::ZERO {
-        ctx.error(raw.scan_interval.as_ref().map(|s| s.span()).unwrap_or(0..0), "scan_interval must be positive", None);
-    }
+    let scan_interval =
+        ctx.duration_in(&raw.scan_interval, SimDuration::from_secs(5), "scan_interval", Least::OneMilli);
     NamesrvSpec {
         name: raw.name.into_inner(),
         start: ctx.time_or_zero(&raw.start),
@@ -170,9 +173,14 @@ fn namesrv(ctx: &mut Ctx, raw: RawNamesrv) -> NamesrvSpec {
             delete_topic_with_broker_registration: raw.delete_topic_with_broker_registration.unwrap_or(false),
         },
         scan_interval,
-        scan_initial_delay: ctx.duration_or(&raw.scan_initial_delay, SCAN_INITIAL_DELAY),
+        scan_initial_delay: ctx.duration_in(
+            &raw.scan_initial_delay,
+            SCAN_INITIAL_DELAY,
+            "scan_initial_delay",
+            Least::Zero,
+        ),
         queue_capacity: capacity,
-        unregister_delay: ctx.duration_or(&raw.unregister_delay, SimDuration::ZERO),
+        unregister_delay: ctx.duration_in(&raw.unregister_delay, SimDuration::ZERO, "unregister_delay", Least::Zero),
         idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
 }
@@ -213,15 +221,14 @@ fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
         );
     }
     let mut config = BrokerConfig::new(&cluster, raw.broker_name.get_ref(), id, raw.addr.get_ref());
-    config.register_period = ctx.duration_or(&raw.register_period, config.register_period);
+    // RocketMQ clamps the period to 10–60 s, so any value up to the cap is fine here.
+    config.register_period =
+        ctx.duration_in(&raw.register_period, config.register_period, "register_period", Least::Zero);
     config.enable_acting_master = raw.enable_acting_master.unwrap_or(false);
     config.system_topics = raw.system_topics.unwrap_or(true);
     config.refresh_metadata = raw.refresh_metadata.unwrap_or(true);
-    config.register_timeout = ctx.duration_or(&raw.register_timeout, config.register_timeout);
-    if config.register_timeout == SimDuration::ZERO {
-        let span = raw.register_timeout.as_ref().map(|s| s.span()).unwrap_or(0..0);
-        ctx.error(span, "register_timeout must be positive", Some("RocketMQ's default is \"24s\"".into()));
-    }
+    config.register_timeout =
+        ctx.duration_in(&raw.register_timeout, config.register_timeout, "register_timeout", Least::OneMilli);
     if let Some(p) = &raw.permission {
         config.permission = ctx.perm(p).unwrap_or(perm::READ_WRITE);
     }
@@ -275,8 +282,13 @@ fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &[String]) -> ClientSpec 
         name: raw.name.into_inner(),
         namesrvs,
         topics,
-        poll_interval: ctx.duration_or(&raw.poll_interval, SimDuration::from_secs(30)),
-        timeout: ctx.duration_or(&raw.timeout, SimDuration::from_secs(3)),
+        poll_interval: ctx.duration_in(
+            &raw.poll_interval,
+            SimDuration::from_secs(30),
+            "poll_interval",
+            Least::OneMilli,
+        ),
+        timeout: ctx.duration_in(&raw.timeout, SimDuration::from_secs(3), "timeout", Least::OneMilli),
         start: ctx.time_or_zero(&raw.start),
         idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
