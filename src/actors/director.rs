@@ -12,7 +12,7 @@ use crate::actors::namesrv::{Admin, RouteTable};
 use crate::actors::network::{Net, Stop as ProcStop};
 use crate::actors::route_client::RouteClient;
 use crate::actors::scanner::Scanner;
-use crate::rocketmq::broker::{BrokerCore, TopicChange};
+use crate::rocketmq::broker::BrokerCore;
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::DataVersion;
@@ -278,25 +278,19 @@ impl Director {
                 self.admin(namesrvs, || Admin::DeleteTopic { topic: topic.clone(), cluster: cluster.clone() })
             }
             Action::Topic { broker, change } => {
-                self.remember(broker, |spec| match change {
-                    TopicChange::Upsert(t) => {
-                        spec.topics.retain(|x| x.topic_name != t.topic_name);
-                        spec.topics.push(t.clone());
-                    }
-                    TopicChange::Delete(name) => spec.topics.retain(|x| &x.topic_name != name),
-                });
+                self.remember(broker, |spec| spec.apply(&event.action));
                 if let Some(b) = self.broker(broker) {
                     b.do_send(ChangeTopics(change.clone()));
                 }
             }
             Action::SetBrokerId { broker, id } => {
-                self.remember(broker, |spec| spec.config.broker_id = *id);
+                self.remember(broker, |spec| spec.apply(&event.action));
                 if let Some(b) = self.broker(broker) {
                     b.do_send(SetBrokerId(*id));
                 }
             }
             Action::BrokerPermission { broker, perm } => {
-                self.remember(broker, |spec| spec.config.permission = *perm);
+                self.remember(broker, |spec| spec.apply(&event.action));
                 if let Some(b) = self.broker(broker) {
                     b.do_send(SetPermission(*perm));
                 }

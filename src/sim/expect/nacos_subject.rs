@@ -80,17 +80,22 @@ impl NacosSubject {
                     if word == *state || (*state == InstanceState::Present && is.is_some()) {
                         return Ok(());
                     }
-                    let down = if world.nacos_server(server).is_none() { " (not running)" } else { "" };
-                    got.push((server, format!("{}{down}", word.word())));
+                    got.push((server, word.word(), world.nacos_server(server).is_some()));
                 }
                 Err(match got.as_slice() {
-                    [(server, word)] => Mismatch {
+                    [(server, word, running)] => Mismatch {
                         expected: format!("{instance} on {server}: {}", state.word()),
-                        got: word.replace(" (not running)", &format!(" ({server} is not running)")),
+                        got: if *running { word.to_string() } else { format!("{word} ({server} is not running)") },
                     },
                     _ => Mismatch {
                         expected: format!("{instance} on any of {}: {}", servers.join(", "), state.word()),
-                        got: got.iter().map(|(s, w)| format!("{w} on {s}")).collect::<Vec<_>>().join(", "),
+                        got: got
+                            .iter()
+                            .map(|(s, w, running)| {
+                                format!("{w} on {s}{}", if *running { "" } else { " (not running)" })
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     },
                 })
             }

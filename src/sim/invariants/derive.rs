@@ -42,35 +42,27 @@ impl Configs {
             Action::WipeWritePerm { broker_name, .. } => {
                 let wiped = pairs(&self.brokers, &|b, _| &b.config.broker_name == broker_name);
                 self.unknowable.extend(wiped);
-                return;
             }
             Action::DeleteTopic { topic, .. } => {
                 let deleted = pairs(&self.brokers, &|_, t| t == topic);
                 self.unknowable.extend(deleted);
-                return;
             }
-            _ => {}
-        }
-        let (Action::Topic { broker, .. }
-        | Action::SetBrokerId { broker, .. }
-        | Action::BrokerPermission { broker, .. }) = action
-        else {
-            return;
-        };
-        let Some(spec) = self.brokers.iter_mut().find(|b| &b.name == broker) else { return };
-        let group = spec.config.broker_name.clone();
-        match action {
-            Action::Topic { change: TopicChange::Upsert(t), .. } => {
-                spec.topics.retain(|x| x.topic_name != t.topic_name);
-                spec.topics.push(t.clone());
-                self.unknowable.remove(&(t.topic_name.clone(), group));
+            Action::Topic { broker, .. }
+            | Action::SetBrokerId { broker, .. }
+            | Action::BrokerPermission { broker, .. } => {
+                let Some(spec) = self.brokers.iter_mut().find(|b| &b.name == broker) else { return };
+                spec.apply(action);
+                let group = spec.config.broker_name.clone();
+                match action {
+                    Action::Topic { change: TopicChange::Upsert(t), .. } => {
+                        self.unknowable.remove(&(t.topic_name.clone(), group));
+                    }
+                    Action::Topic { change: TopicChange::Delete(name), .. } => {
+                        self.unknowable.insert((name.clone(), group));
+                    }
+                    _ => {}
+                }
             }
-            Action::Topic { change: TopicChange::Delete(name), .. } => {
-                spec.topics.retain(|x| &x.topic_name != name);
-                self.unknowable.insert((name.clone(), group));
-            }
-            Action::SetBrokerId { id, .. } => spec.config.broker_id = *id,
-            Action::BrokerPermission { perm, .. } => spec.config.permission = *perm,
             _ => {}
         }
     }

@@ -51,12 +51,11 @@ pub struct Monitor {
     /// The brokers' config as the operator's actions so far changed it, for `Convergence`.
     configs: Configs,
     namesrvs: BTreeMap<String, NamesrvFacts>,
-    /// (cluster, addr) → broker process name, keyed like the live table so that a live entry
-    /// is looked up without building a key.
-    brokers_by_addr: BTreeMap<BrokerAddrInfo, String>,
-    /// Broker process → the live-entry timeout its registrations must give it, derived from its
-    /// config (`expiry_timeout`), never read back from the table or the scanner's report.
-    timeouts: BTreeMap<String, SimDuration>,
+    /// (cluster, addr) → broker process name and the live-entry timeout its registrations must
+    /// give it, derived from its config (`expiry_timeout`), never read back from the table or the
+    /// scanner's report. Keyed like the live table so that a live entry is looked up without
+    /// building a key.
+    brokers_by_addr: BTreeMap<BrokerAddrInfo, (String, SimDuration)>,
     state: BTreeMap<String, ProcState>,
     /// When each name server last started or resumed: its scan grid starts over.
     ns_started: BTreeMap<String, SimTime>,
@@ -96,11 +95,13 @@ impl Monitor {
                 (n.name.clone(), facts)
             })
             .collect();
-        let timeouts = scenario.brokers.iter().map(|b| (b.name.clone(), expiry_timeout(&b.config))).collect();
         let brokers_by_addr = scenario
             .brokers
             .iter()
-            .map(|b| (BrokerAddrInfo::new(&b.config.cluster, &b.config.addr), b.name.clone()))
+            .map(|b| {
+                let key = BrokerAddrInfo::new(&b.config.cluster, &b.config.addr);
+                (key, (b.name.clone(), expiry_timeout(&b.config)))
+            })
             .collect();
         Monitor {
             enabled: scenario.invariants.iter().copied().collect(),
@@ -108,7 +109,6 @@ impl Monitor {
             configs: Configs::new(scenario),
             namesrvs,
             brokers_by_addr,
-            timeouts,
             state: BTreeMap::new(),
             ns_started: BTreeMap::new(),
             ns_resumed: BTreeMap::new(),
@@ -257,8 +257,7 @@ impl Monitor {
         reported: SimDuration,
     ) -> Option<Violation> {
         let ns = actor.split('/').next().unwrap_or(actor).to_string();
-        let broker = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
-        let timeout = self.timeouts[&broker];
+        let (broker, timeout) = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
         let arrived = self.arrivals.get(&ns)?.get(&broker)?;
         // The scan runs on its own thread, the registration on a Netty worker: one arriving in
         // the very millisecond of the scan may be processed after it, in Java as here. So the
@@ -335,9 +334,8 @@ impl Monitor {
             }
             let mut until = SimTime(u64::MAX);
             for (key, live) in table.broker_live_table() {
-                let Some(broker) = self.brokers_by_addr.get(key) else { continue };
+                let Some(&(ref broker, timeout)) = self.brokers_by_addr.get(key) else { continue };
                 let Some(&Arrived { last, .. }) = arrivals.get(broker) else { continue };
-                let timeout = self.timeouts[broker];
                 let first_scan = started + facts.scan_initial_delay;
                 let bound = (last + timeout).max(first_scan).max(resumed) + facts.scan_interval + facts.batch_delay;
                 if now <= bound {

@@ -96,6 +96,24 @@ pub struct BrokerSpec {
     pub idle_close: Option<SimDuration>,
 }
 
+impl BrokerSpec {
+    /// What an operator action on this broker changes in the config it persists and registers:
+    /// its topics (`updateTopic`, `deleteTopic`), `brokerId`, `brokerPermission`. Any other
+    /// action changes nothing here.
+    pub fn apply(&mut self, action: &Action) {
+        match action {
+            Action::Topic { change: TopicChange::Upsert(t), .. } => {
+                self.topics.retain(|x| x.topic_name != t.topic_name);
+                self.topics.push(t.clone());
+            }
+            Action::Topic { change: TopicChange::Delete(name), .. } => self.topics.retain(|x| &x.topic_name != name),
+            Action::SetBrokerId { id, .. } => self.config.broker_id = *id,
+            Action::BrokerPermission { perm, .. } => self.config.permission = *perm,
+            _ => {}
+        }
+    }
+}
+
 /// A producer or consumer that polls routes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientSpec {
