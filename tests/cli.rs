@@ -226,3 +226,69 @@ fn a_reader_that_stops_early_ends_the_run_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");
 }
+
+/// Runs routesim with its stdout on `/dev/full`, where every write fails with ENOSPC.
+#[cfg(target_os = "linux")]
+fn routesim_into_full_disk(args: &[&str]) -> Output {
+    use std::process::Stdio;
+    let full = std::fs::File::create("/dev/full").expect("/dev/full exists on Linux");
+    Command::new(env!("CARGO_BIN_EXE_routesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs")
+}
+
+/// A full disk is not a reader that went away: it is an error worth one line, and exit 2 —
+/// never `println!`'s panic (exit 101) with a backtrace hint.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdout_on_a_full_disk_is_one_error_line_and_exit_2_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(KILL, dir.path().join("a.toml")).unwrap();
+    let out_dir = dir.path().join("failures");
+    let commands: [&[&str]; 6] = [
+        &["run", KILL],
+        &["run", "--quiet", KILL],
+        &["check", dir.path().to_str().unwrap()],
+        &["explain", KILL],
+        &["lesson", "scenarios/nacos/01-crash.toml"],
+        &["explore", "--cases", "1", "--jobs", "1", "--out", out_dir.to_str().unwrap()],
+    ];
+    for args in commands {
+        let o = routesim_into_full_disk(args);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.starts_with("error: writing output: "), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn jobs_0_is_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    for args in [
+        &["explore", "--cases", "1", "--jobs", "0", "--out", out_dir][..],
+        &["check", "scenarios/nacos", "--jobs", "0"],
+    ] {
+        let o = routesim(args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains("--jobs 0") && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+/// `jobs as u32` made 2^32 threads a division by zero; any number beyond the cases or the cores
+/// is capped, so a huge one neither panics nor starts a thread per job.
+#[test]
+fn explore_caps_a_huge_jobs_at_the_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let o = routesim(&["explore", "--cases", "2", "--seed", "4", "--jobs", "4294967296", "--out", out_dir]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with("2 rocketmq+nacos cases, "), "{out}");
+}

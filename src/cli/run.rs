@@ -1,6 +1,6 @@
 //! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet]`
 
-use super::output::{print_report, scenario_header};
+use super::output::{output_failed, print_report, scenario_header};
 use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::SimTime;
@@ -74,7 +74,12 @@ pub fn run(args: RunArgs) -> u8 {
             }
         }
         trace.keep = args.diagram.is_some() || args.report.is_some();
-        println!("{}", scenario_header(&scenario.name, file));
+        // Written and flushed before the timeline starts streaming through its own buffer.
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, "{}", scenario_header(&scenario.name, file)).and_then(|()| out.flush()) {
+            return output_failed(&e, code);
+        }
+        drop(out);
         // A long run shows how far its virtual clock has got — unless the timeline is streaming
         // to the same terminal, where the line would tear through it.
         let streaming = !args.quiet && std::io::stdout().is_terminal();
@@ -88,11 +93,7 @@ pub fn run(args: RunArgs) -> u8 {
             p.finish();
         }
         if let Some(e) = &report.io_error {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return code;
-            }
-            eprintln!("error: writing output: {e}");
-            return INVALID;
+            return output_failed(e, code);
         }
         if let Some(path) = &args.diagram {
             let diagram = crate::view::mermaid::sequence_diagram(&scenario, &report.kept);
@@ -107,11 +108,12 @@ pub fn run(args: RunArgs) -> u8 {
                 return INVALID;
             }
         }
-        let mut out = std::io::stdout().lock();
-        let _ = print_report(&mut out, &report);
-        let _ = out.flush();
         if !report.all_held() {
             code = FAILED;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
+            return output_failed(&e, code);
         }
     }
     code
