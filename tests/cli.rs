@@ -292,3 +292,66 @@ fn explore_caps_a_huge_jobs_at_the_cases() {
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(out.starts_with("2 rocketmq+nacos cases, "), "{out}");
 }
+
+/// `run f.toml --trace f.toml` used to replace the scenario with its own trace.
+#[test]
+fn an_output_that_names_an_input_or_another_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("f.toml");
+    std::fs::copy(KILL, &scenario).unwrap();
+    let before = std::fs::read(&scenario).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let same_file = format!("{d}/./f.toml");
+    let (x, x_again) = (format!("{d}/x.out"), format!("{d}/sub/../x.out"));
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--trace", &scenario.to_str().unwrap()], "--trace"),
+        (&["--report", &same_file], "--report"),
+        (&["--trace", &x, "--diagram", &x], "--diagram"),
+        (&["--report", &x, "--trace", &x_again], "--trace"),
+    ];
+    for (outputs, flag) in cases {
+        let mut args = vec!["run", "-q", scenario.to_str().unwrap()];
+        args.extend_from_slice(outputs);
+        let o = routesim(&args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.starts_with("error: ") && err.contains(flag) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(out.is_empty(), "nothing runs: {out}");
+        assert_eq!(std::fs::read(&scenario).unwrap(), before, "{args:?}: the scenario is untouched");
+        assert!(!dir.path().join("x.out").exists(), "{args:?}: no output written");
+    }
+}
+
+/// Output files are written beside their target and renamed into place when complete: a run
+/// that does not finish leaves the previous file whole, and no temporary file behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unfinished_run_keeps_the_previous_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = ["t.jsonl", "d.mmd", "r.html"].map(|n| dir.path().join(n));
+    for path in &outputs {
+        std::fs::write(path, "the previous run\n").unwrap();
+    }
+    let [trace, diagram, report] = outputs.each_ref().map(|p| p.to_str().unwrap());
+    let args = ["run", KILL, "--trace", trace, "--diagram", diagram, "--report", report];
+    // Stdout on a full disk stops the run before it completes.
+    assert_eq!(routesim_into_full_disk(&args).status.code(), Some(2));
+    for path in &outputs {
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "the previous run\n", "{}", path.display());
+    }
+    let names = |d: &Path| {
+        let mut n: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(dir.path()), ["d.mmd", "r.html", "t.jsonl"], "no temporary file is left");
+    // A finished run replaces all three, and leaves nothing else.
+    let o = routesim(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert!(std::fs::read_to_string(&outputs[0]).unwrap().starts_with("{\"t\":"));
+    assert!(std::fs::read_to_string(&outputs[1]).unwrap().contains("sequenceDiagram"));
+    assert!(std::fs::read_to_string(&outputs[2]).unwrap().contains("<html"));
+    assert_eq!(names(dir.path()), ["d.mmd", "r.html", "t.jsonl"], "no temporary file is left");
+}

@@ -6,6 +6,7 @@
 mod check;
 mod explain;
 mod explore;
+mod files;
 mod lesson;
 mod output;
 mod progress;
