@@ -305,7 +305,7 @@ fn an_output_that_names_an_input_or_another_output_is_refused() {
     let (x, x_again) = (format!("{d}/x.out"), format!("{d}/sub/../x.out"));
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let cases: [(&[&str], &str); 4] = [
-        (&["--trace", &scenario.to_str().unwrap()], "--trace"),
+        (&["--trace", scenario.to_str().unwrap()], "--trace"),
         (&["--report", &same_file], "--report"),
         (&["--trace", &x, "--diagram", &x], "--diagram"),
         (&["--report", &x, "--trace", &x_again], "--trace"),
