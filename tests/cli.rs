@@ -270,3 +270,132 @@ fn a_zero_poll_interval_exits_2_with_its_position_and_range() {
     assert_eq!(o.status.code(), Some(2), "{out}{err}");
     assert!(err.contains("zero.toml:19:17: poll_interval must be between 1ms and 720h (30 days), got 0s"), "{err}");
 }
+
+/// Runs routesim with its stdout on `/dev/full`, where every write fails with ENOSPC.
+#[cfg(target_os = "linux")]
+fn routesim_into_full_disk(args: &[&str]) -> Output {
+    use std::process::Stdio;
+    let full = std::fs::File::create("/dev/full").expect("/dev/full exists on Linux");
+    Command::new(env!("CARGO_BIN_EXE_routesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs")
+}
+
+/// A full disk is not a reader that went away: it is an error worth one line, and exit 2 —
+/// never `println!`'s panic (exit 101) with a backtrace hint.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdout_on_a_full_disk_is_one_error_line_and_exit_2_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(KILL, dir.path().join("a.toml")).unwrap();
+    let out_dir = dir.path().join("failures");
+    let commands: [&[&str]; 6] = [
+        &["run", KILL],
+        &["run", "--quiet", KILL],
+        &["check", dir.path().to_str().unwrap()],
+        &["explain", KILL],
+        &["lesson", "scenarios/nacos/01-crash.toml"],
+        &["explore", "--cases", "1", "--jobs", "1", "--out", out_dir.to_str().unwrap()],
+    ];
+    for args in commands {
+        let o = routesim_into_full_disk(args);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.starts_with("error: writing output: "), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn jobs_0_is_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    for args in [
+        &["explore", "--cases", "1", "--jobs", "0", "--out", out_dir][..],
+        &["check", "scenarios/nacos", "--jobs", "0"],
+    ] {
+        let o = routesim(args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains("--jobs 0") && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+/// `jobs as u32` made 2^32 threads a division by zero; any number beyond the cases or the cores
+/// is capped, so a huge one neither panics nor starts a thread per job.
+#[test]
+fn explore_caps_a_huge_jobs_at_the_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let o = routesim(&["explore", "--cases", "2", "--seed", "4", "--jobs", "4294967296", "--out", out_dir]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with("2 rocketmq+nacos cases, "), "{out}");
+}
+
+/// `run f.toml --trace f.toml` used to replace the scenario with its own trace.
+#[test]
+fn an_output_that_names_an_input_or_another_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("f.toml");
+    std::fs::copy(KILL, &scenario).unwrap();
+    let before = std::fs::read(&scenario).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let same_file = format!("{d}/./f.toml");
+    let (x, x_again) = (format!("{d}/x.out"), format!("{d}/sub/../x.out"));
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--trace", scenario.to_str().unwrap()], "--trace"),
+        (&["--report", &same_file], "--report"),
+        (&["--trace", &x, "--diagram", &x], "--diagram"),
+        (&["--report", &x, "--trace", &x_again], "--trace"),
+    ];
+    for (outputs, flag) in cases {
+        let mut args = vec!["run", "-q", scenario.to_str().unwrap()];
+        args.extend_from_slice(outputs);
+        let o = routesim(&args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.starts_with("error: ") && err.contains(flag) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(out.is_empty(), "nothing runs: {out}");
+        assert_eq!(std::fs::read(&scenario).unwrap(), before, "{args:?}: the scenario is untouched");
+        assert!(!dir.path().join("x.out").exists(), "{args:?}: no output written");
+    }
+}
+
+/// Output files are written beside their target and renamed into place when complete: a run
+/// that does not finish leaves the previous file whole, and no temporary file behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unfinished_run_keeps_the_previous_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = ["t.jsonl", "d.mmd", "r.html"].map(|n| dir.path().join(n));
+    for path in &outputs {
+        std::fs::write(path, "the previous run\n").unwrap();
+    }
+    let [trace, diagram, report] = outputs.each_ref().map(|p| p.to_str().unwrap());
+    let args = ["run", KILL, "--trace", trace, "--diagram", diagram, "--report", report];
+    // Stdout on a full disk stops the run before it completes.
+    assert_eq!(routesim_into_full_disk(&args).status.code(), Some(2));
+    for path in &outputs {
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "the previous run\n", "{}", path.display());
+    }
+    let names = |d: &Path| {
+        let mut n: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(dir.path()), ["d.mmd", "r.html", "t.jsonl"], "no temporary file is left");
+    // A finished run replaces all three, and leaves nothing else.
+    let o = routesim(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert!(std::fs::read_to_string(&outputs[0]).unwrap().starts_with("{\"t\":"));
+    assert!(std::fs::read_to_string(&outputs[1]).unwrap().contains("sequenceDiagram"));
+    assert!(std::fs::read_to_string(&outputs[2]).unwrap().contains("<html"));
+    assert_eq!(names(dir.path()), ["d.mmd", "r.html", "t.jsonl"], "no temporary file is left");
+}

@@ -1,12 +1,13 @@
 //! `routesim explain FILE [--at T]`: a narrated walk through a run's key moments, naming the
 //! real methods, with each name server's affected tables before and after.
 
-use super::output::print_report;
+use super::output::{output_failed, print_report};
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::{parse_duration, SimTime};
 use crate::sim::runner::{run, RunOptions};
 use crate::sim::scenario::load;
 use crate::view::explain::render;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -39,12 +40,14 @@ pub fn explain(args: ExplainArgs) -> u8 {
         }
     };
     let report = run(&scenario, RunOptions { seed: args.seed, explain: true, ..Default::default() });
-    print!("{}", render(&scenario.name, &report.moments, from));
-    println!();
-    let _ = print_report(&mut std::io::stdout().lock(), &report);
-    if report.all_held() {
-        HELD
-    } else {
-        FAILED
+    let code = if report.all_held() { HELD } else { FAILED };
+    let mut out = std::io::stdout().lock();
+    let written = write!(out, "{}", render(&scenario.name, &report.moments, from))
+        .and_then(|()| writeln!(out))
+        .and_then(|()| print_report(&mut out, &report))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => code,
+        Err(e) => output_failed(&e, code),
     }
 }

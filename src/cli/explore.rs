@@ -2,9 +2,11 @@
 //! random clusters and fault schedules against every invariant of their model; each failure is
 //! shrunk and saved as a scenario.
 
+use super::output::output_failed;
 use super::progress::Progress;
-use super::{FAILED, HELD};
-use crate::sim::explore::{explore as run_explore, ExploreOptions, Model};
+use super::{threads, FAILED, HELD, INVALID};
+use crate::sim::explore::{explore as run_explore, ExploreOptions, ExploreReport, Model};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -18,7 +20,7 @@ pub struct ExploreArgs {
     /// Seed of the generator (each case also carries its own scenario seed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads (default: one per core).
+    /// Threads (default and ceiling: one per core; never more than --cases).
     #[arg(long, short)]
     jobs: Option<usize>,
     /// Where shrunk counterexamples are written.
@@ -27,7 +29,13 @@ pub struct ExploreArgs {
 }
 
 pub fn explore(args: ExploreArgs) -> u8 {
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let jobs = match threads(args.jobs, args.cases as usize) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return INVALID;
+        }
+    };
     let progress = Progress::new("cases", u64::from(args.cases));
     let opts = ExploreOptions {
         cases: args.cases,
@@ -41,21 +49,27 @@ pub fn explore(args: ExploreArgs) -> u8 {
     };
     let report = run_explore(&opts, &|done| progress.update(done));
     progress.finish();
+    let code = if report.failures.is_empty() { HELD } else { FAILED };
+    match print_summary(&mut std::io::stdout().lock(), &report, args.model) {
+        Ok(()) => code,
+        Err(e) => output_failed(&e, code),
+    }
+}
+
+fn print_summary(out: &mut impl Write, report: &ExploreReport, model: Model) -> std::io::Result<()> {
     let secs = report.elapsed.as_secs_f64();
-    println!(
+    writeln!(
+        out,
         "{} {} cases, {} events simulated, {} violations in {secs:.1}s ({:.1} cases/s)",
         report.cases,
-        args.model.name(),
+        model.name(),
         report.events,
         report.failures.len(),
         report.cases as f64 / secs.max(1e-9)
-    );
+    )?;
     for f in &report.failures {
-        println!("VIOLATION {}\n  saved: {} (replay: routesim run {})", f.failure, f.path.display(), f.path.display());
+        let path = f.path.display();
+        writeln!(out, "VIOLATION {}\n  saved: {path} (replay: routesim run {path})", f.failure)?;
     }
-    if report.failures.is_empty() {
-        HELD
-    } else {
-        FAILED
-    }
+    out.flush()
 }

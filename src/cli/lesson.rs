@@ -1,8 +1,10 @@
 //! `routesim lesson FILE`: the lesson page of a catalogue scenario, generated from a run of it
 //! and printed as Markdown (the pages under `docs/lessons/` are this output).
 
+use super::output::output_failed;
 use super::{FAILED, HELD, INVALID};
 use crate::view::lesson::lesson as generate;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -17,11 +19,11 @@ pub fn lesson(args: LessonArgs) -> u8 {
     let path = args.file.to_string_lossy().replace('\\', "/");
     match generate(&path, Path::new("")) {
         Ok(l) => {
-            print!("{}", l.page);
-            if l.held {
-                HELD
-            } else {
-                FAILED
+            let code = if l.held { HELD } else { FAILED };
+            let mut out = std::io::stdout().lock();
+            match out.write_all(l.page.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => code,
+                Err(e) => output_failed(&e, code),
             }
         }
         Err(e) => {

@@ -6,6 +6,7 @@
 mod check;
 mod explain;
 mod explore;
+mod files;
 mod lesson;
 mod output;
 mod progress;
@@ -64,6 +65,20 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Threads for `work` independent items, from `--jobs`. Each thread costs a stack and (in
+/// `check`) an actor system, and runs simulations that never wait on I/O: more threads than
+/// cores only share the same cores, and more than items sit idle. So `--jobs` is a ceiling:
+/// the count is capped at both, and omitting it means one per core. `--jobs 0` is refused
+/// rather than quietly read as 1 or as "default", which would each surprise someone.
+fn threads(jobs: Option<usize>, work: usize) -> Result<usize, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match jobs {
+        Some(0) => Err("--jobs 0: give at least 1 thread, or leave --jobs out for one per core".into()),
+        Some(n) => Ok(n.min(cores).min(work).max(1)),
+        None => Ok(cores.min(work).max(1)),
+    }
+}
+
 /// Scenario files under `dir`, sorted, recursively.
 fn scenario_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -91,5 +106,21 @@ fn restore_sigpipe() {
     // disposition to its default has no other effect on the process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads;
+
+    #[test]
+    fn jobs_are_capped_at_the_work_and_the_cores_and_0_is_refused() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads(Some(1 << 40), 3), Ok(3.min(cores)), "no thread without an item");
+        assert_eq!(threads(Some(usize::MAX), usize::MAX), Ok(cores), "no more threads than cores");
+        assert_eq!(threads(None, 1_000), Ok(cores));
+        assert_eq!(threads(Some(1), 1_000), Ok(1));
+        assert_eq!(threads(Some(5), 0), Ok(1), "nothing to do still takes a (short) thread");
+        assert!(threads(Some(0), 10).unwrap_err().starts_with("--jobs 0"));
     }
 }

@@ -1,9 +1,26 @@
 //! How verdicts and summaries are printed.
 
+use super::INVALID;
 use crate::sim::expect::{Verdict, When};
 use crate::sim::runner::RunReport;
 use std::io::{self, Write};
 use std::path::Path;
+
+/// The exit status once a write to stdout has failed. `println!` would panic (exit 101) instead,
+/// so commands write with `writeln!` and come here with the error:
+///
+/// - a reader that went away (EPIPE: `routesim run ... | head`) ends the command quietly with
+///   the status it had so far, as `cat` does. On Unix the default SIGPIPE action ends the process
+///   before the error is even seen (see `restore_sigpipe`); this is the path elsewhere;
+/// - anything else (a full disk, a failing device) means the output asked for is not there:
+///   one line on stderr and [`INVALID`], never a partial result that looks complete.
+pub fn output_failed(e: &io::Error, code: u8) -> u8 {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return code;
+    }
+    eprintln!("error: writing output: {e}");
+    INVALID
+}
 
 pub fn scenario_header(name: &str, file: &Path) -> String {
     format!("== {name}  ({})", file.display())

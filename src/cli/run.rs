@@ -1,15 +1,17 @@
 //! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet] [--max-events N]`
 
-use super::output::{print_report, scenario_header};
+use super::files::{check_outputs, Staged};
+use super::output::{output_failed, print_report, scenario_header};
 use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::SimTime;
 use crate::sim::runner::{run as run_scenario, RunOptions, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::load;
 use crate::sim::trace::{Detail, TraceOptions};
+use crate::view::{mermaid, report::html};
 use std::cell::Cell;
 use std::io::{BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 #[derive(clap::Args)]
@@ -46,6 +48,15 @@ pub fn run(args: RunArgs) -> u8 {
         eprintln!("error: --trace, --diagram and --report describe one run; give a single FILE");
         return INVALID;
     }
+    let outputs: Vec<(&str, &Path)> =
+        [("--trace", &args.trace), ("--diagram", &args.diagram), ("--report", &args.report)]
+            .into_iter()
+            .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+            .collect();
+    if let Err(e) = check_outputs(&args.files, &outputs) {
+        eprintln!("error: {e}");
+        return INVALID;
+    }
     // Validate everything first: a typo in the third file should not cost two runs.
     let mut scenarios = Vec::new();
     let mut invalid = false;
@@ -68,17 +79,34 @@ pub fn run(args: RunArgs) -> u8 {
             let detail = if args.full { Detail::Full } else { Detail::Story };
             trace.timeline = Some((Box::new(BufWriter::new(std::io::stdout())), detail));
         }
-        if let Some(path) = &args.trace {
-            match std::fs::File::create(path) {
-                Ok(f) => trace.jsonl = Some(Box::new(BufWriter::new(f))),
-                Err(e) => {
-                    eprintln!("error: cannot write {}: {e}", path.display());
+        // Each output goes to a temporary file, put in place only once the run is complete (see
+        // `files`); a path that cannot be written is found before the run, not after it.
+        let stage = |path: &Option<PathBuf>| {
+            path.as_deref()
+                .map(|p| Staged::create(p).map_err(|e| format!("cannot write {}: {e}", p.display())))
+                .transpose()
+        };
+        let (staged_trace, staged_diagram, staged_report) =
+            match (stage(&args.trace), stage(&args.diagram), stage(&args.report)) {
+                (Ok(t), Ok(d), Ok(r)) => (t, d, r),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                    eprintln!("error: {e}");
                     return INVALID;
                 }
+            };
+        if let Some(staged) = &staged_trace {
+            match staged.writer() {
+                Ok(f) => trace.jsonl = Some(Box::new(BufWriter::new(f))),
+                Err(e) => return cannot_write(staged.dest(), &e),
             }
         }
         trace.keep = args.diagram.is_some() || args.report.is_some();
-        println!("{}", scenario_header(&scenario.name, file));
+        // Written and flushed before the timeline starts streaming through its own buffer.
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, "{}", scenario_header(&scenario.name, file)).and_then(|()| out.flush()) {
+            return output_failed(&e, code);
+        }
+        drop(out);
         // A long run shows how far its virtual clock has got — unless the timeline is streaming
         // to the same terminal, where the line would tear through it.
         let streaming = !args.quiet && std::io::stdout().is_terminal();
@@ -98,40 +126,53 @@ pub fn run(args: RunArgs) -> u8 {
             p.finish();
         }
         if let Some(e) = &report.io_error {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return code;
-            }
-            eprintln!("error: writing output: {e}");
-            return INVALID;
+            return output_failed(e, code);
         }
         if let Some(over) = report.budget_exceeded {
             // The verdicts of a run cut short mean nothing: say why it stopped, and nothing else.
-            println!("stopped: {over}");
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = writeln!(out, "stopped: {over}").and_then(|()| out.flush()) {
+                return output_failed(&e, INVALID);
+            }
             eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
             code = INVALID;
             continue;
         }
-        if let Some(path) = &args.diagram {
-            let diagram = crate::view::mermaid::sequence_diagram(&scenario, &report.kept);
-            if let Err(e) = std::fs::write(path, diagram) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return INVALID;
+        let mut ready = Vec::new();
+        let views = [
+            (staged_diagram, args.diagram.is_some().then(|| mermaid::sequence_diagram(&scenario, &report.kept))),
+            (staged_report, args.report.is_some().then(|| html(&scenario, &report))),
+        ];
+        for (staged, text) in views {
+            if let (Some(mut staged), Some(text)) = (staged, text) {
+                if let Err(e) = staged.write_all(text.as_bytes()) {
+                    return cannot_write(staged.dest(), &e);
+                }
+                ready.push(staged);
             }
         }
-        if let Some(path) = &args.report {
-            if let Err(e) = std::fs::write(path, crate::view::report::html(&scenario, &report)) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return INVALID;
+        ready.extend(staged_trace);
+        // All written before any is put in place: a failure leaves every previous file as it was.
+        for staged in ready {
+            let dest = staged.dest().to_path_buf();
+            if let Err(e) = staged.commit() {
+                return cannot_write(&dest, &e);
             }
         }
-        let mut out = std::io::stdout().lock();
-        let _ = print_report(&mut out, &report);
-        let _ = out.flush();
         if !report.all_held() && code == HELD {
             code = FAILED;
         }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
+            return output_failed(&e, code);
+        }
     }
     code
+}
+
+fn cannot_write(path: &Path, e: &std::io::Error) -> u8 {
+    eprintln!("error: cannot write {}: {e}", path.display());
+    INVALID
 }
 
 /// Feeds the progress line whole virtual seconds: a run has far more instants than redraws.

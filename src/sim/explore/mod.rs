@@ -151,10 +151,12 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
     let (cases, events) = (AtomicU64::new(0), AtomicU64::new(0));
     let failures = std::sync::Mutex::new(Vec::new());
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let jobs = opts.jobs.max(1);
+    // A thread beyond the cases would have no share; capping here also keeps `jobs` within u32,
+    // where the shares are counted (2^32 threads used to wrap to a division by zero).
+    let jobs = u32::try_from(opts.jobs).unwrap_or(u32::MAX).clamp(1, opts.cases.max(1));
     std::thread::scope(|scope| {
         for job in 0..jobs {
-            let share = opts.cases / jobs as u32 + u32::from((job as u32) < opts.cases % jobs as u32);
+            let share = opts.cases / jobs + u32::from(job < opts.cases % jobs);
             let (cases, events, failures, stop) = (&cases, &events, &failures, &stop);
             scope.spawn(move || {
                 // Boxed strategies are not `Send`: each thread builds its own.
@@ -163,7 +165,7 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
                 let mut round = 0u64;
                 while left > 0 && !stop.load(Ordering::Relaxed) {
                     let seed = opts.seed
-                        ^ (job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        ^ u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15)
                         ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03);
                     let mut seed_bytes = [0u8; 32];
                     seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
