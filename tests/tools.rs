@@ -114,7 +114,7 @@ fn html_reports_load() {
     for (name, s) in samples() {
         let report = kept(&s);
         let html = out_dir().join(format!("{name}.html"));
-        std::fs::write(&html, routesim::view::report::html(&s, &report)).unwrap();
+        std::fs::write(&html, routesim::view::report::html(&s, &report).unwrap()).unwrap();
         let v = check("report", &html, &out_dir().join(format!("{name}-report.png")));
         assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{name}: {v}");
         let lanes: Vec<&str> = v["lanes"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();

@@ -129,7 +129,7 @@ fn the_report_draws_an_instances_deadlines_from_its_last_beat() {
     // 01-crash: last beat 10.003 s → alive until 25.003 s, flipped at the 30.003 s tick; deleted
     // after 40.003 s, at the 45.003 s tick — each bar names the checker that acted and when.
     let s = scenario("nacos/01-crash");
-    let html = routesim::view::report::html(&s, &kept(&s));
+    let html = routesim::view::report::html(&s, &kept(&s)).unwrap();
     assert!(html.contains(r#"data-lane="nacos1 · orders-1""#), "a row per instance at its server");
     assert!(html.contains("alive until 25.003s (last beat 10.003s + 15s); UnhealthyInstanceChecker acted at 30.003s"));
     assert!(html.contains("deleted after 40.003s (last beat 10.003s + 30s); ExpiredInstanceChecker acted at 45.003s"));
@@ -139,7 +139,7 @@ fn the_report_draws_an_instances_deadlines_from_its_last_beat() {
 #[test]
 fn the_report_follows_a_subscribers_view() {
     let s = scenario("nacos/07-subscriber");
-    let html = routesim::view::report::html(&s, &kept(&s));
+    let html = routesim::view::report::html(&s, &kept(&s)).unwrap();
     for lane in ["gateway · orders · orders-1", "gateway · orders · orders-3"] {
         assert!(html.contains(&format!(r#"data-lane="{lane}""#)), "{lane}");
     }

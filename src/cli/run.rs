@@ -8,8 +8,10 @@ use crate::sim::clock::SimTime;
 use crate::sim::runner::{run as run_scenario, RunOptions, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::load;
 use crate::sim::trace::{Detail, TraceOptions};
-use crate::view::{mermaid, report::html};
-use std::cell::Cell;
+use crate::view::mermaid::{DiagramView, MERMAID_MAX_TEXT};
+use crate::view::report::{render, ReportView};
+use crate::view::Window;
+use std::cell::{Cell, RefCell};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -37,6 +39,10 @@ pub struct RunArgs {
     /// Write a self-contained HTML timeline report of the run to FILE (one scenario only).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Draw only FROM..TO of the run in --diagram and --report (e.g. `--window 55m..1h5m`): a
+    /// long run's views are otherwise refused once they pass their size limits.
+    #[arg(long, value_name = "FROM..TO")]
+    window: Option<String>,
     /// Stop a run after N events and exit 2: a scenario stuck in a loop ends with a message
     /// instead of running (and growing) for ever.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
@@ -46,6 +52,10 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> u8 {
     if (args.trace.is_some() || args.diagram.is_some() || args.report.is_some()) && args.files.len() > 1 {
         eprintln!("error: --trace, --diagram and --report describe one run; give a single FILE");
+        return INVALID;
+    }
+    if args.window.is_some() && args.diagram.is_none() && args.report.is_none() {
+        eprintln!("error: --window chooses what --diagram and --report draw; give one of them too");
         return INVALID;
     }
     let outputs: Vec<(&str, &Path)> =
@@ -100,7 +110,24 @@ pub fn run(args: RunArgs) -> u8 {
                 Err(e) => return cannot_write(staged.dest(), &e),
             }
         }
-        trace.keep = args.diagram.is_some() || args.report.is_some();
+        // The views watch the run and keep only what they draw, so a long run costs them no
+        // more than its window and their limits allow.
+        let end = SimTime::ZERO + scenario.duration;
+        let window = match args.window.as_deref().map(|w| Window::parse(w, end)).transpose() {
+            Ok(w) => w.unwrap_or(Window::whole()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return INVALID;
+            }
+        };
+        let diagram_view = args.diagram.is_some().then(|| Rc::new(RefCell::new(DiagramView::new(&scenario, window))));
+        let report_view = args.report.is_some().then(|| Rc::new(RefCell::new(ReportView::new(&scenario, window))));
+        if let Some(v) = &diagram_view {
+            trace.watchers.push(Box::new(v.clone()));
+        }
+        if let Some(v) = &report_view {
+            trace.watchers.push(Box::new(v.clone()));
+        }
         // Written and flushed before the timeline starts streaming through its own buffer.
         let mut out = std::io::stdout().lock();
         if let Err(e) = writeln!(out, "{}", scenario_header(&scenario.name, file)).and_then(|()| out.flush()) {
@@ -140,16 +167,43 @@ pub fn run(args: RunArgs) -> u8 {
         }
         let mut ready = Vec::new();
         let views = [
-            (staged_diagram, args.diagram.is_some().then(|| mermaid::sequence_diagram(&scenario, &report.kept))),
-            (staged_report, args.report.is_some().then(|| html(&scenario, &report))),
+            // Mermaid's renderer refuses a long diagram unless told otherwise: say so here.
+            (staged_diagram, diagram_view.map(|v| unwrap(v).finish()), MERMAID_MAX_TEXT),
+            (staged_report, report_view.map(|v| unwrap(v).finish(&report).map(|m| render(&m))), usize::MAX),
         ];
-        for (staged, text) in views {
-            if let (Some(mut staged), Some(text)) = (staged, text) {
-                if let Err(e) = staged.write_all(text.as_bytes()) {
-                    return cannot_write(staged.dest(), &e);
+        let mut too_long = Vec::new();
+        for (staged, text, renderable) in views {
+            match (staged, text) {
+                (Some(mut staged), Some(Ok(text))) => {
+                    if text.len() > renderable {
+                        eprintln!(
+                            "warning: {} has {} characters; Mermaid refuses more than {MERMAID_MAX_TEXT} unless its \
+                             maxTextSize is raised: draw part of the run with --window FROM..TO",
+                            staged.dest().display(),
+                            text.len()
+                        );
+                    }
+                    if let Err(e) = staged.write_all(text.as_bytes()) {
+                        return cannot_write(staged.dest(), &e);
+                    }
+                    ready.push(staged);
                 }
-                ready.push(staged);
+                (_, Some(Err(e))) => too_long.push(e),
+                _ => {}
             }
+        }
+        if !too_long.is_empty() {
+            // The verdicts still count; the view that could not be drawn is an error, and no
+            // output is put in place (a half set of files would look like a whole one).
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
+                return output_failed(&e, INVALID);
+            }
+            for e in too_long {
+                eprintln!("error: {}: {e}", file.display());
+            }
+            code = INVALID;
+            continue;
         }
         ready.extend(staged_trace);
         // All written before any is put in place: a failure leaves every previous file as it was.
@@ -168,6 +222,14 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     code
+}
+
+/// A view back from the run, which has dropped its handle by the time it returns.
+fn unwrap<V>(view: Rc<RefCell<V>>) -> V {
+    match Rc::try_unwrap(view) {
+        Ok(v) => v.into_inner(),
+        Err(_) => unreachable!("the run's trace, and its handle on the view, ends with the run"),
+    }
 }
 
 fn cannot_write(path: &Path, e: &std::io::Error) -> u8 {

@@ -1,15 +1,19 @@
 //! The trace: every event of a run, in order, with its virtual time and the actor it happened in.
 //!
-//! One stream feeds four outputs: the readable timeline (`routesim run`), the JSON-lines file
-//! (`--trace out.jsonl`, one object per event), the events kept in memory for reports, and the
+//! One stream feeds every output: the readable timeline (`routesim run`), the JSON-lines file
+//! (`--trace out.jsonl`, one object per event), the watchers that build a view as the run goes
+//! (the diagram and the report: they hold what they draw, not the events, so their memory does not
+//! grow with every routine beat of a long run), the events kept in memory for tests, and the
 //! digest. The digest is XXH3-128 over a compact binary encoding (`sim::digest`) of every event, so two
 //! runs have the same digest exactly when they produced the same events — and since the text and
 //! JSON forms are pure functions of the events, the same bytes.
 
 use crate::sim::clock::SimTime;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Write};
+use std::rc::Rc;
 use std::sync::Arc;
 
 pub use crate::sim::notes::{CheckNote, FaultNote, NetNote, RunNote, What};
@@ -41,11 +45,27 @@ pub enum Detail {
     Full,
 }
 
+/// Something built from the events as they happen, such as a diagram or a report.
+pub trait Watcher {
+    fn event(&mut self, event: &TraceEvent);
+}
+
+/// The caller keeps one handle and lends the run another, then reads the result once the run
+/// (which needs `'static` parts: it runs inside actors) has dropped its handle.
+impl<W: Watcher> Watcher for Rc<RefCell<W>> {
+    fn event(&mut self, event: &TraceEvent) {
+        self.borrow_mut().event(event)
+    }
+}
+
 /// Where the trace goes. Everything is optional except the digest.
 #[derive(Default)]
 pub struct TraceOptions {
     pub timeline: Option<(Box<dyn Write>, Detail)>,
     pub jsonl: Option<Box<dyn Write>>,
+    pub watchers: Vec<Box<dyn Watcher>>,
+    /// Keep every event in memory (`RunReport::kept`): for tests and short runs; a view of a run
+    /// of any length is a [`Watcher`].
     pub keep: bool,
 }
 
@@ -99,6 +119,9 @@ impl Trace {
             if let Err(e) = line {
                 self.io_error.get_or_insert(e);
             }
+        }
+        for watcher in &mut self.opts.watchers {
+            watcher.event(event);
         }
         if self.opts.keep {
             self.kept.push(event.clone());

@@ -13,8 +13,12 @@ use crate::sim::expect::{Verdict, When};
 use crate::sim::runner::{run, RunOptions, RunReport};
 use crate::sim::scenario::{parse, Scenario};
 use crate::sim::trace::TraceOptions;
+use crate::view::mermaid::DiagramView;
+use crate::view::Window;
+use std::cell::RefCell;
 use std::fmt::Write;
 use std::path::Path;
+use std::rc::Rc;
 
 /// The opening comment of a catalogue scenario, taken apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,9 +122,15 @@ pub fn lesson(path: &str, root: &Path) -> Result<Lesson, String> {
     let source = std::fs::read_to_string(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
     let opening = opening(&source).map_err(|e| format!("{path}: {e}"))?;
     let scenario = parse(Path::new(path), &source).map_err(|e| e.to_string())?;
-    let report =
-        run(&scenario, RunOptions { trace: TraceOptions { keep: true, ..Default::default() }, ..Default::default() });
-    let page = page(path, &opening, &scenario, &report);
+    // The diagram is drawn as the run goes: a lesson is a short run, but a file given to
+    // `routesim lesson` may not be, and its events are never all held.
+    let view = Rc::new(RefCell::new(DiagramView::new(&scenario, Window::whole())));
+    let trace = TraceOptions { watchers: vec![Box::new(view.clone())], ..Default::default() };
+    let report = run(&scenario, RunOptions { trace, ..Default::default() });
+    let diagram = Rc::try_unwrap(view).ok().expect("the run has let go of its handle").into_inner().finish();
+    let diagram =
+        diagram.map_err(|e| format!("{path}: {e} (a lesson page shows the whole run: shorten its duration)"))?;
+    let page = page(path, &opening, &scenario, &report, &diagram);
     Ok(Lesson { path: path.to_string(), title: scenario.name.clone(), opening, page, held: report.all_held() })
 }
 
@@ -155,7 +165,7 @@ pub fn page_path(scenario: &str) -> String {
 }
 
 /// The page of one run.
-pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport) -> String {
+pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport, diagram: &str) -> String {
     let stem = Path::new(path).file_stem().map_or("run".into(), |x| x.to_string_lossy().into_owned());
     // The page is docs/lessons/<page_path>: links climb back to the repository root from there.
     let depth = page_path(path).matches('/').count();
@@ -198,7 +208,6 @@ pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport) -> String {
         let mark = if v.held() { "✔" } else { "✘" };
         let _ = writeln!(out, "| {mark} | {} | {} | {} |", cell(&exp.name), when_text(&exp.when), cell(&result));
     }
-    let diagram = crate::view::mermaid::sequence_diagram(s, &r.kept);
     let _ = writeln!(out, "\nThe run as a sequence diagram (routine traffic folded into loops):\n");
     let _ = writeln!(out, "```mermaid\n{}```\n", diagram);
     let _ = writeln!(out, "## Why\n");

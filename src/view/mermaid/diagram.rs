@@ -147,6 +147,11 @@ pub struct Diagram {
 }
 
 impl Diagram {
+    /// Items drawn so far (a pending fold not yet counted).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
     fn touch(&mut self, actor: &str) {
         if !self.participants.iter().any(|p| p == actor) {
             self.participants.push(actor.to_string());

@@ -17,8 +17,9 @@ mod rocketmq;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::notes::{CheckNote, DropReason, FaultNote, FinNote, NetNote, RunNote, What};
 use crate::sim::scenario::Scenario;
-use crate::sim::trace::TraceEvent;
+use crate::sim::trace::{TraceEvent, Watcher};
 use crate::view::cast::Cast;
+use crate::view::{TooLong, Window};
 use diagram::{Diagram, ALL};
 
 /// The process an actor belongs to (`ns1/scanner` → `ns1`).
@@ -26,15 +27,56 @@ fn process(actor: &str) -> &str {
     actor.split('/').next().unwrap_or(actor)
 }
 
+/// The most arrows, notes and folded loops one diagram holds. Mermaid refuses a diagram of more
+/// than 50,000 characters unless its `maxTextSize` is raised, a few hundred items; this limit
+/// only bounds memory and the file for a run that goes on for days, and names `--window`.
+pub const MAX_ITEMS: usize = 20_000;
+
+/// Mermaid's default `maxTextSize`: a longer diagram is refused by a renderer left as it is.
+pub const MERMAID_MAX_TEXT: usize = 50_000;
+
 /// The diagram of one run of `scenario`. `events` must be its kept trace, in order.
 pub fn sequence_diagram(scenario: &Scenario, events: &[TraceEvent]) -> String {
-    let cast = Cast::of(scenario);
-    let mut d = Diagram::default();
-    for e in events {
-        draw(&mut d, &cast, e);
+    let mut view = DiagramView::new(scenario, Window::whole());
+    view.limit = usize::MAX;
+    events.iter().for_each(|e| view.event(e));
+    view.finish().expect("no limit on a diagram of kept events")
+}
+
+/// A diagram drawn as the run goes: it holds its items (routine traffic already folded), never
+/// the events.
+pub struct DiagramView {
+    cast: Cast,
+    d: Diagram,
+    window: Window,
+    limit: usize,
+    overflow: Option<SimTime>,
+}
+
+impl DiagramView {
+    pub fn new(scenario: &Scenario, window: Window) -> Self {
+        DiagramView { cast: Cast::of(scenario), d: Diagram::default(), window, limit: MAX_ITEMS, overflow: None }
     }
-    let order = &cast.order;
-    d.finish(|p| (order.iter().position(|o| o == process(p)).unwrap_or(order.len()), p.contains('/')))
+
+    pub fn finish(self) -> Result<String, TooLong> {
+        if let Some(at) = self.overflow {
+            return Err(TooLong { what: "diagram", limit: self.limit, items: "arrows, notes and loops", at });
+        }
+        let order = &self.cast.order;
+        Ok(self.d.finish(|p| (order.iter().position(|o| o == process(p)).unwrap_or(order.len()), p.contains('/'))))
+    }
+}
+
+impl Watcher for DiagramView {
+    fn event(&mut self, e: &TraceEvent) {
+        if self.overflow.is_some() || !self.window.contains(e.t) {
+            return;
+        }
+        draw(&mut self.d, &self.cast, e);
+        if self.d.len() > self.limit {
+            self.overflow = Some(e.t);
+        }
+    }
 }
 
 /// Seconds with up to millisecond precision: `125s`, `124.999s`.

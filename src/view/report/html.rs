@@ -13,7 +13,9 @@ fn esc(s: &str) -> String {
 }
 
 pub fn render(m: &Model) -> String {
-    let end = m.end.millis().max(1);
+    // The drawing ends with the run (a run stopped early ends where it stopped), or the window.
+    let (start, end) = (m.window.from.millis(), m.window.to.min(m.end).millis().max(m.window.from.millis() + 1));
+    let width = end - start;
     let height = m.rows.len() as u64 * ROW;
     let mut labels = String::new();
     let mut plot = String::new();
@@ -26,8 +28,11 @@ pub fn render(m: &Model) -> String {
             label = esc(&row.label),
             ty = y + 14
         );
-        let _ =
-            write!(plot, r#"<rect class="rowbg {kind}" x="0" y="{y}" width="{end}" height="{ROW}"/>"#, kind = row.kind);
+        let _ = write!(
+            plot,
+            r#"<rect class="rowbg {kind}" x="{start}" y="{y}" width="{width}" height="{ROW}"/>"#,
+            kind = row.kind
+        );
     }
     for band in &m.bands {
         for (i, row) in m.rows.iter().enumerate() {
@@ -78,22 +83,26 @@ pub fn render(m: &Model) -> String {
 <style>{CSS}</style></head>
 <body>
 <header><h1>{title}</h1>
-<p>seed {seed} · trace digest <code>{digest}</code> · {end_text} of virtual time · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
+<p>seed {seed} · trace digest <code>{digest}</code> · {span} · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
 <p class="legend">{legend}</p>
 <p><button id="zin">zoom in</button> <button id="zout">zoom out</button> <button id="reset">reset</button></p></header>
 <div id="chart">
 <svg id="labels" width="{LABEL_WIDTH}" height="{total}" viewBox="0 0 {LABEL_WIDTH} {total}"><g transform="translate(0,{AXIS})">{labels}</g></svg>
 <div id="right"><svg id="axis" width="100%" height="{AXIS}"></svg>
-<svg id="plot" width="100%" height="{height}" viewBox="0 0 {end} {height}" preserveAspectRatio="none">{plot}</svg></div>
+<svg id="plot" width="100%" height="{height}" viewBox="{start} 0 {width} {height}" preserveAspectRatio="none">{plot}</svg></div>
 </div>
 <script>{JS}</script>
-<script>routesim({end}, {height});</script>
+<script>routesim({start}, {end}, {height});</script>
 </body></html>
 "#,
         legend = legend(m),
         seed = m.seed,
         digest = esc(&m.digest),
-        end_text = SimTime(end),
+        span = if m.window.is_whole() {
+            format!("{} of virtual time", m.end)
+        } else {
+            format!("{} to {} of a {} run (--window)", m.window.from, SimTime(end), m.end)
+        },
         total = height + AXIS,
     )
 }
@@ -185,9 +194,9 @@ header p { margin: 4px 0; }
 "#;
 
 const JS: &str = r#"
-function routesim(END, H) {
+function routesim(START, END, H) {
   const plot = document.getElementById('plot'), axis = document.getElementById('axis');
-  let x0 = 0, w = END;
+  let x0 = START, w = END - START;
   const nice = [1,2,5,10,20,50,100,200,500,1000,2000,5000,10000,15000,30000,60000,120000,300000,600000,1800000,3600000,7200000];
   function fmt(ms) { return ms % 1000 === 0 ? (ms / 1000) + 's' : (ms / 1000).toFixed(3) + 's'; }
   function drawAxis() {
@@ -203,8 +212,8 @@ function routesim(END, H) {
   function apply() { plot.setAttribute('viewBox', `${x0} 0 ${w} ${H}`); drawAxis(); }
   function zoom(k, fx) {
     const t = x0 + fx * w;
-    w = Math.min(END, Math.max(20, w * k));
-    x0 = Math.max(0, Math.min(END - w, t - fx * w));
+    w = Math.min(END - START, Math.max(20, w * k));
+    x0 = Math.max(START, Math.min(END - w, t - fx * w));
     apply();
   }
   plot.addEventListener('wheel', e => {
@@ -218,13 +227,13 @@ function routesim(END, H) {
   window.addEventListener('mousemove', e => {
     if (!drag) return;
     const r = plot.getBoundingClientRect();
-    x0 = Math.max(0, Math.min(END - w, drag.x0 - (e.clientX - drag.x) / r.width * w));
+    x0 = Math.max(START, Math.min(END - w, drag.x0 - (e.clientX - drag.x) / r.width * w));
     apply();
   });
-  plot.addEventListener('dblclick', () => { x0 = 0; w = END; apply(); });
+  plot.addEventListener('dblclick', () => { x0 = START; w = END - START; apply(); });
   document.getElementById('zin').onclick = () => zoom(0.5, 0.5);
   document.getElementById('zout').onclick = () => zoom(2, 0.5);
-  document.getElementById('reset').onclick = () => { x0 = 0; w = END; apply(); };
+  document.getElementById('reset').onclick = () => { x0 = START; w = END - START; apply(); };
   window.addEventListener('resize', drawAxis);
   apply();
 }

@@ -14,10 +14,18 @@ mod model;
 mod nacos;
 mod rocketmq;
 
+pub use html::render;
+pub use model::{Model, ReportView, MAX_DRAWN};
+
 use crate::sim::runner::RunReport;
 use crate::sim::scenario::Scenario;
+use crate::sim::trace::Watcher;
+use crate::view::{TooLong, Window};
 
-/// The report of a run whose trace was kept (`TraceOptions::keep`).
-pub fn html(scenario: &Scenario, report: &RunReport) -> String {
-    html::render(&model::build(scenario, report, &report.kept))
+/// The report of a whole run whose trace was kept (`TraceOptions::keep`). A run of any length
+/// is drawn by a [`ReportView`] watching it instead.
+pub fn html(scenario: &Scenario, report: &RunReport) -> Result<String, TooLong> {
+    let mut view = ReportView::new(scenario, Window::whole());
+    report.kept.iter().for_each(|e| view.event(e));
+    Ok(render(&view.finish(report)?))
 }

@@ -8,8 +8,9 @@ use crate::sim::expect::{Verdict, When};
 use crate::sim::notes::{CheckNote, FaultNote, NetNote, What};
 use crate::sim::runner::RunReport;
 use crate::sim::scenario::{Action, Scenario};
-use crate::sim::trace::TraceEvent;
+use crate::sim::trace::{TraceEvent as Event, Watcher};
 use crate::view::cast::Cast;
+use crate::view::{TooLong, Window};
 use std::collections::BTreeMap;
 
 /// One horizontal row of the chart.
@@ -53,6 +54,9 @@ pub struct Model {
     pub title: String,
     pub seed: u64,
     pub digest: String,
+    /// The part of the run drawn: the whole run unless `--window` chose less.
+    pub window: Window,
+    /// The run's own end.
     pub end: SimTime,
     pub rows: Vec<Row>,
     pub marks: Vec<Mark>,
@@ -60,8 +64,17 @@ pub struct Model {
     pub bands: Vec<Band>,
 }
 
+/// The most marks, bars and bands one report draws. A browser stays usable around here, and the
+/// model stays a few tens of megabytes: past it the report is refused with a pointer to
+/// `--window` rather than grown with every routine beat of a long run.
+pub const MAX_DRAWN: usize = 100_000;
+
 pub(super) struct Builder {
     pub m: Model,
+    /// Marks, bars and bands drawn so far.
+    drawn: usize,
+    /// When the report passed [`MAX_DRAWN`].
+    pub overflow: Option<SimTime>,
     index: BTreeMap<(String, &'static str), usize>,
     /// Open spans: (row) → (start, class, detail).
     open: BTreeMap<usize, (SimTime, &'static str, String)>,
@@ -91,7 +104,19 @@ impl Builder {
     }
 
     pub fn mark_row(&mut self, row: usize, t: SimTime, class: &'static str, detail: String) {
-        self.m.marks.push(Mark { row, t, class, detail });
+        if self.m.window.contains(t) && self.room(t) {
+            self.m.marks.push(Mark { row, t, class, detail });
+        }
+    }
+
+    /// Whether one more item fits; the first one that does not records when the report overflowed.
+    fn room(&mut self, t: SimTime) -> bool {
+        if self.drawn >= MAX_DRAWN {
+            self.overflow.get_or_insert(t);
+            return false;
+        }
+        self.drawn += 1;
+        true
     }
 
     /// Opens a span on `row` unless one is open already.
@@ -106,7 +131,7 @@ impl Builder {
 
     pub fn close_bar(&mut self, row: usize, t: SimTime) {
         if let Some((from, class, detail)) = self.open.remove(&row) {
-            self.m.bars.push(Bar { row, from, to: t, class, detail });
+            self.bar(row, from, t, class, detail);
         }
     }
 
@@ -118,8 +143,14 @@ impl Builder {
         self.open_bar(row, t, class, detail);
     }
 
+    /// A span, cut to the window; one wholly outside it is not drawn. Its text keeps the real
+    /// times, so a span begun before the window still says when it began.
     pub fn bar(&mut self, row: usize, from: SimTime, to: SimTime, class: &'static str, detail: String) {
-        self.m.bars.push(Bar { row, from, to, class, detail });
+        if let Some((from, to)) = self.m.window.clip(from, to) {
+            if self.room(to) {
+                self.m.bars.push(Bar { row, from, to, class, detail });
+            }
+        }
     }
 
     /// A process lost its memory (killed, host down, shut down): every table row it held ends.
@@ -167,38 +198,70 @@ pub(super) fn process(actor: &str) -> &str {
     actor.split('/').next().unwrap_or(actor)
 }
 
-/// Builds the model of one run. `events` must be the kept trace, in order.
-pub fn build(scenario: &Scenario, report: &RunReport, events: &[TraceEvent]) -> Model {
-    let m = Model {
-        title: scenario.name.clone(),
-        seed: report.seed,
-        digest: report.digest.clone(),
-        end: report.end,
-        rows: Vec::new(),
-        marks: Vec::new(),
-        bars: Vec::new(),
-        bands: Vec::new(),
-    };
-    let mut b = Builder { m, index: BTreeMap::new(), open: BTreeMap::new(), last_reg: BTreeMap::new() };
-    let cast = Cast::of(scenario);
-    // Actor rows in the scenario's order first, so lanes do not depend on who spoke first.
-    for p in &cast.order {
-        b.row(p, "actor", p);
-    }
-    for e in events {
-        event(&mut b, scenario, &cast, e);
-    }
-    let end = b.m.end;
-    for row in b.open.keys().copied().collect::<Vec<_>>() {
-        b.close_bar(row, end);
-    }
-    faults(&mut b, scenario);
-    verdicts(&mut b, report);
-    b.sort_rows(&cast.order);
-    b.m
+/// The report's model, built as the run goes: it holds what it draws, never the events.
+pub struct ReportView {
+    scenario: Scenario,
+    cast: Cast,
+    b: Builder,
 }
 
-fn event(b: &mut Builder, s: &Scenario, cast: &Cast, e: &TraceEvent) {
+impl ReportView {
+    pub fn new(scenario: &Scenario, window: Window) -> Self {
+        let m = Model {
+            title: scenario.name.clone(),
+            seed: 0,
+            digest: String::new(),
+            window,
+            end: SimTime::ZERO + scenario.duration,
+            rows: Vec::new(),
+            marks: Vec::new(),
+            bars: Vec::new(),
+            bands: Vec::new(),
+        };
+        let mut b = Builder {
+            m,
+            drawn: 0,
+            overflow: None,
+            index: BTreeMap::new(),
+            open: BTreeMap::new(),
+            last_reg: BTreeMap::new(),
+        };
+        let cast = Cast::of(scenario);
+        // Actor rows in the scenario's order first, so lanes do not depend on who spoke first.
+        for p in &cast.order {
+            b.row(p, "actor", p);
+        }
+        ReportView { scenario: scenario.clone(), cast, b }
+    }
+
+    /// The finished model, or why there is none: more to draw than [`MAX_DRAWN`].
+    pub fn finish(self, report: &RunReport) -> Result<Model, TooLong> {
+        let ReportView { scenario, cast, mut b } = self;
+        (b.m.seed, b.m.digest, b.m.end) = (report.seed, report.digest.clone(), report.end);
+        let end = b.m.end;
+        for row in b.open.keys().copied().collect::<Vec<_>>() {
+            b.close_bar(row, end);
+        }
+        faults(&mut b, &scenario);
+        verdicts(&mut b, report);
+        if let Some(at) = b.overflow {
+            return Err(TooLong { what: "report", limit: MAX_DRAWN, items: "marks and spans", at });
+        }
+        b.sort_rows(&cast.order);
+        Ok(b.m)
+    }
+}
+
+impl Watcher for ReportView {
+    fn event(&mut self, e: &Event) {
+        // Past the limit nothing more will be drawn: the rest of the run costs nothing here.
+        if self.b.overflow.is_none() {
+            event(&mut self.b, &self.scenario, &self.cast, e);
+        }
+    }
+}
+
+fn event(b: &mut Builder, s: &Scenario, cast: &Cast, e: &Event) {
     let (a, t) = (&*e.actor, e.t);
     match &e.what {
         What::Rmq(n) => super::rocketmq::rows(b, s, a, t, n, &e.what.to_string()),
@@ -217,7 +280,7 @@ fn event(b: &mut Builder, s: &Scenario, cast: &Cast, e: &TraceEvent) {
         }
         What::Check(CheckNote::Violated { .. }) => {
             let row = b.row("invariants", "check", "check");
-            b.m.marks.push(Mark { row, t, class: "fail", detail: e.what.to_string() });
+            b.mark_row(row, t, "fail", e.what.to_string());
         }
         _ => {}
     }
@@ -246,7 +309,11 @@ fn faults(b: &mut Builder, s: &Scenario) {
             _ => continue,
         };
         let detail = format!("{} from {} to {to}", e.name, e.at);
-        b.m.bands.push(Band { processes: e.action.targets(), from: e.at, to, class, detail });
+        if let Some((from, to)) = b.m.window.clip(e.at, to) {
+            if b.room(from) {
+                b.m.bands.push(Band { processes: e.action.targets(), from, to, class, detail });
+            }
+        }
     }
 }
 
@@ -260,7 +327,7 @@ fn verdicts(b: &mut Builder, r: &RunReport) {
                 Verdict::Failed { mismatch, .. } => format!(": expected {}; got {}", mismatch.expected, mismatch.got),
                 _ => String::new(),
             };
-            b.m.marks.push(Mark { row, t, class, detail: format!("{pass} {}{how}", exp.name) });
+            b.mark_row(row, t, class, format!("{pass} {}{how}", exp.name));
             continue;
         }
         let (from, to) = match (exp.when, v) {
@@ -279,7 +346,7 @@ fn verdicts(b: &mut Builder, r: &RunReport) {
         };
         let detail = format!("{pass} {}{how}", exp.name);
         // A verdict reached in milliseconds is a bar too thin to see: the mark at its end shows it.
-        b.m.marks.push(Mark { row, t: to, class, detail: detail.clone() });
-        b.m.bars.push(Bar { row, from, to: to.max(from + SimDuration(1)), class, detail });
+        b.mark_row(row, to, class, detail.clone());
+        b.bar(row, from, to.max(from + SimDuration(1)), class, detail);
     }
 }

@@ -1,0 +1,98 @@
+//! Long runs and runaway scenarios: what `run`'s views and `check` do when a scenario goes on
+//! for days or never ends. Each runs the binary, as a user or a CI job would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn routesim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_routesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// One broker registering with one name server every 30 s for `duration`: the routine traffic
+/// (registrations, heartbeats, scan ticks) of a quiet cluster, and nothing else.
+fn quiet_cluster(dir: &Path, duration: &str) -> PathBuf {
+    let path = dir.join("quiet.toml");
+    let body = format!(
+        "[scenario]\nname = \"a quiet cluster\"\nduration = \"{duration}\"\n\n[[namesrv]]\nname = \"ns1\"\n\n\
+         [[broker]]\nname = \"a0\"\nbroker_name = \"broker-a\"\naddr = \"10.0.0.1:10911\"\n\
+         topics = [{{ name = \"Orders\" }}]\n"
+    );
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// The report draws a mark per registration, heartbeat and scan tick: about 1,700 an hour for
+/// one broker. 80 hours pass the report's limit of 100,000 marks and spans (at about 59 h), so
+/// the report is refused with the option that draws part of the run, instead of holding every
+/// event (1,000 h once needed 545 MB and wrote 118 MB of HTML).
+#[test]
+fn a_report_past_its_limit_is_refused_naming_the_window_and_a_window_draws_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = quiet_cluster(dir.path(), "80h");
+    let html = dir.path().join("r.html");
+    let (s, h) = (scenario.to_str().unwrap(), html.to_str().unwrap());
+    let o = routesim(&["run", "-q", s, "--report", h]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("seed 1  events "), "the verdicts still print: {out}");
+    assert!(err.contains("more than 100000 marks and spans") && err.contains("--window FROM..TO"), "{err}");
+    assert!(!html.exists(), "no report is written");
+
+    let o = routesim(&["run", "-q", s, "--report", h, "--window", "10h..11h"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("(--window)"), "the header says that part of the run is drawn");
+    // Every mark and span is inside the window: 10 h = 36,000,000 ms, 11 h = 39,600,000 ms.
+    let times: Vec<u64> = page.split("data-t=\"").skip(1).map(|r| r[..r.find('"').unwrap()].parse().unwrap()).collect();
+    assert!(times.len() > 1000, "an hour of one broker draws its ticks: {}", times.len());
+    assert!(times.iter().all(|t| (36_000_000..=39_600_000).contains(t)), "all inside 10h..11h");
+}
+
+/// The diagram folds routine traffic, so a long quiet run stays small; `--window` draws only
+/// what happened inside it.
+#[test]
+fn a_window_limits_the_diagram_to_its_part_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = quiet_cluster(dir.path(), "3h");
+    let mmd = dir.path().join("d.mmd");
+    let (s, d) = (scenario.to_str().unwrap(), mmd.to_str().unwrap());
+    assert_eq!(routesim(&["run", "-q", s, "--diagram", d]).status.code(), Some(0));
+    let whole = std::fs::read_to_string(&mmd).unwrap();
+    assert!(whole.contains("process starts") || whole.contains("REGISTER_BROKER"), "{whole}");
+    assert_eq!(routesim(&["run", "-q", s, "--diagram", d, "--window", "1h..2h"]).status.code(), Some(0));
+    let part = std::fs::read_to_string(&mmd).unwrap();
+    // Registrations and scans at 1 h + 5 ms (the first scan runs 5 ms after start) up to the
+    // last ones before 2 h.
+    assert!(part.contains("loop routine traffic 3600.005s to 7195.005s"), "only 1h..2h is drawn:\n{part}");
+    assert!(!part.contains(" 0.000s"), "nothing from before the window:\n{part}");
+}
+
+#[test]
+fn a_bad_window_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = quiet_cluster(dir.path(), "1h");
+    let out = dir.path().join("r.html");
+    let (s, r) = (scenario.to_str().unwrap(), out.to_str().unwrap());
+    for (window, says) in [
+        ("2m..1m", "FROM must come before TO"),
+        ("2h..3h", "starts after the run, which ends at"),
+        ("1m", "must be FROM..TO"),
+        ("1x..2m", "invalid duration"),
+    ] {
+        let o = routesim(&["run", "-q", s, "--report", r, "--window", window]);
+        let (stdout, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{window}: {stdout}{err}");
+        assert!(err.contains(says) && stdout.is_empty(), "{window}: {err}");
+    }
+    let o = routesim(&["run", "-q", s, "--window", "0s..1m"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--window chooses what --diagram and --report draw"));
+}
