@@ -96,3 +96,27 @@ fn a_bad_window_is_refused_before_the_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("--window chooses what --diagram and --report draw"));
 }
+
+/// One scenario that runs too long in wall time gets its own TIMEOUT line; the others keep
+/// their verdicts and the summary still prints. A month of one broker is 1.2 million events,
+/// seconds of work even in a release build, far past a 200 ms limit.
+#[test]
+fn check_stops_a_scenario_past_its_timeout_and_reports_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    quiet_cluster(dir.path(), "720h");
+    std::fs::copy("scenarios/rocketmq/01-kill-vs-silent.toml", dir.path().join("kill.toml")).unwrap();
+    let o = routesim(&["check", "--jobs", "2", "--timeout", "200ms", dir.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("PASS") && out.contains("kill.toml"), "the other scenario has its verdict:\n{out}");
+    assert!(
+        out.contains("TIMEOUT") && out.contains("quiet.toml") && out.contains("stopped by its timeout at "),
+        "{out}"
+    );
+    assert!(out.contains("2 scenarios: 1 passed, 0 failed, 1 invalid"), "{out}");
+    assert!(err.contains("raise --timeout"), "{err}");
+
+    let o = routesim(&["check", "--timeout", "0s", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("give at least 1ms"), "{}", text(&o).1);
+}

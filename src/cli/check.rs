@@ -4,12 +4,15 @@
 use super::output::output_failed;
 use super::progress::Progress;
 use super::{scenario_files, threads, FAILED, HELD, INVALID};
+use crate::sim::clock::parse_duration;
 use crate::sim::runner::{run, RunOptions, RunReport, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::{load, LoadError};
 use std::io::Write;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -22,11 +25,26 @@ pub struct CheckArgs {
     /// Stop each run after N events; a scenario that reaches it counts as invalid (exit 2).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
     max_events: u64,
+    /// Stop any one scenario after this much wall time (e.g. `30s`, `2m`): it gets a TIMEOUT
+    /// line, counts as invalid, and the others still run. Default: no limit but the event budget.
+    #[arg(long, value_name = "DURATION", value_parser = wall_time)]
+    timeout: Option<std::time::Duration>,
+}
+
+/// `--timeout` in the scenario's duration syntax, at least a millisecond.
+fn wall_time(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text) {
+        Ok(d) if d.millis() > 0 => Ok(std::time::Duration::from_millis(d.millis())),
+        Ok(_) => Err("a timeout of 0 would stop every scenario at once; give at least 1ms".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 enum Outcome {
     Invalid(LoadError),
     Ran(RunReport),
+    /// A bug in routesim: the run panicked. The message has been printed by the panic hook.
+    Panicked,
 }
 
 pub fn check(args: CheckArgs) -> u8 {
@@ -51,20 +69,39 @@ pub fn check(args: CheckArgs) -> u8 {
     let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let (done, progress) = (AtomicUsize::new(0), Progress::new("scenarios", files.len() as u64));
+    let watchdog = Watchdog { runs: Mutex::new(vec![None; jobs]), finished: AtomicBool::new(false) };
     // Each worker takes the next file; every run has its own actor system on its own thread.
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = files.get(i) else { break };
-                let outcome = match load(file) {
-                    Ok(s) => Outcome::Ran(run(&s, RunOptions { max_events, ..Default::default() })),
-                    Err(e) => Outcome::Invalid(e),
-                };
-                *results[i].lock().expect("no worker panics while holding it") = Some(outcome);
-                progress.update(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
-            });
+        let workers: Vec<_> = (0..jobs)
+            .map(|worker| {
+                let (files, results, next, done, progress, watchdog) =
+                    (&files, &results, &next, &done, &progress, &watchdog);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { break };
+                    let outcome = match load(file) {
+                        Ok(s) => {
+                            let stop = args.timeout.map(|limit| watchdog.watch(worker, limit));
+                            let opts = RunOptions { max_events, stop, ..Default::default() };
+                            // One scenario that trips a bug must not cost the others their verdicts.
+                            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| run(&s, opts)));
+                            watchdog.unwatch(worker);
+                            ran.map_or(Outcome::Panicked, Outcome::Ran)
+                        }
+                        Err(e) => Outcome::Invalid(e),
+                    };
+                    *results[i].lock().expect("no worker panics while holding it") = Some(outcome);
+                    progress.update(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
+                })
+            })
+            .collect();
+        if args.timeout.is_some() {
+            scope.spawn(|| watchdog.patrol());
         }
+        for w in workers {
+            let _ = w.join();
+        }
+        watchdog.finished.store(true, Ordering::Relaxed);
     });
     progress.finish();
     let mut out = std::io::stdout().lock();
@@ -76,6 +113,23 @@ pub fn check(args: CheckArgs) -> u8 {
                 invalid += 1;
                 eprintln!("error: {e}");
                 format!("INVALID {}", file.display())
+            }
+            Outcome::Panicked => {
+                invalid += 1;
+                eprintln!(
+                    "error: {}: routesim panicked running it (a bug in routesim: please report it with this file)",
+                    file.display()
+                );
+                format!("PANIC   {}", file.display())
+            }
+            Outcome::Ran(RunReport { budget_exceeded: Some(over), .. }) if over.stopped => {
+                invalid += 1;
+                let limit = args.timeout.map_or(0, |d| d.as_millis());
+                eprintln!(
+                    "error: {}: {over} (raise --timeout, now {limit}ms, or shorten the scenario)",
+                    file.display()
+                );
+                format!("TIMEOUT {}  ({over})", file.display())
             }
             // A run cut short by its budget has no verdicts worth counting: like invalid input,
             // it needs a change to the scenario (or a larger --max-events) before it says anything.
@@ -117,5 +171,38 @@ pub fn check(args: CheckArgs) -> u8 {
     match written {
         Ok(()) => code,
         Err(e) => output_failed(&e, code),
+    }
+}
+
+/// Stops runs that pass `--timeout`: one thread looks at each worker's current run every few
+/// milliseconds and raises its stop flag once its deadline has passed. The run itself never
+/// reads the wall clock; it only sees the flag, between two instants.
+struct Watchdog {
+    /// Per worker: its current run's deadline and stop flag.
+    runs: Mutex<Vec<Option<(Instant, Arc<AtomicBool>)>>>,
+    finished: AtomicBool,
+}
+
+impl Watchdog {
+    fn watch(&self, worker: usize, limit: Duration) -> Arc<AtomicBool> {
+        let stop = Arc::new(AtomicBool::new(false));
+        self.runs.lock().expect("never held across a panic")[worker] = Some((Instant::now() + limit, stop.clone()));
+        stop
+    }
+
+    fn unwatch(&self, worker: usize) {
+        self.runs.lock().expect("never held across a panic")[worker] = None;
+    }
+
+    fn patrol(&self) {
+        while !self.finished.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(10));
+            let now = Instant::now();
+            for (deadline, stop) in self.runs.lock().expect("never held across a panic").iter().flatten() {
+                if now >= *deadline {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
     }
 }

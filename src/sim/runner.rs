@@ -21,6 +21,7 @@ use crate::sim::world::{BrokerFacts, World};
 use crate::view::explain::Moment;
 use actix::prelude::*;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The default event budget: 50 million events. The biggest run we know of (`cargo bench --bench
@@ -43,6 +44,10 @@ pub struct RunOptions {
     /// The event budget: once the trace has this many events the run stops where it is (see
     /// [`BudgetExceeded`]). Virtual time is capped by the scenario's duration; this caps the work.
     pub max_events: u64,
+    /// Set from another thread to stop the run at its next instant, as the budget does: how
+    /// `check --timeout` ends a scenario that runs too long in wall time. The run never reads
+    /// the wall clock itself.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for RunOptions {
@@ -54,20 +59,24 @@ impl Default for RunOptions {
             progress: None,
             mutation: None,
             max_events: DEFAULT_MAX_EVENTS,
+            stop: None,
         }
     }
 }
 
-/// A run stopped by its event budget: at which virtual time, after how many events.
+/// A run stopped before its end: at which virtual time, after how many events, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BudgetExceeded {
     pub at: SimTime,
     pub events: u64,
+    /// Stopped by [`RunOptions::stop`] (a wall-clock timeout), not by the event budget.
+    pub stopped: bool,
 }
 
 impl std::fmt::Display for BudgetExceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "event budget exceeded at {} after {} events", self.at, self.events)
+        let why = if self.stopped { "stopped by its timeout" } else { "event budget exceeded" };
+        write!(f, "{why} at {} after {} events", self.at, self.events)
     }
 }
 
@@ -147,11 +156,13 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         obs.record(SimTime::ZERO, &run, What::Run(begin));
         Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
         let (done, finished) = tokio::sync::oneshot::channel();
-        NetworkActor { net, end, max_events: opts.max_events, done: Some(done) }.start();
+        let stop = opts.stop.clone();
+        NetworkActor { net, end, max_events: opts.max_events, stop: opts.stop, done: Some(done) }.start();
         let stopped = finished.await.ok().flatten();
         let events = obs.trace.borrow().count();
         obs.record(stopped.unwrap_or(end), &run, What::Run(RunNote::End { events: events + 1 }));
-        let budget_exceeded = stopped.map(|at| BudgetExceeded { at, events });
+        let by_stop = stop.is_some_and(|s| s.load(Ordering::Relaxed)) && events < opts.max_events;
+        let budget_exceeded = stopped.map(|at| BudgetExceeded { at, events, stopped: by_stop });
         (obs, budget_exceeded)
     });
     let (obs, budget_exceeded) = obs;

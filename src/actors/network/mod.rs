@@ -33,6 +33,7 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -354,7 +355,9 @@ impl Net {
     /// The budget is checked once per pass, before an instant's entries are delivered: a loop
     /// that never lets time move (a timer re-armed every 0 ms) still comes back here between
     /// its rounds, because its actors run only while this loop waits.
-    pub async fn drive(&self, end: SimTime, max_events: u64) -> Option<SimTime> {
+    /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
+    /// next pass.
+    pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
         let (notify, origin) = {
             let k = self.0.borrow();
             (k.notify.clone(), k.origin)
@@ -386,7 +389,7 @@ impl Net {
                 obs.finish(end);
                 return None;
             }
-            if obs.trace.borrow().count() >= max_events {
+            if obs.trace.borrow().count() >= max_events || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return Some(now);
             }
             self.dispatch_due(now);
@@ -459,6 +462,8 @@ pub struct NetworkActor {
     pub end: SimTime,
     /// The event budget (see [`Net::drive`]).
     pub max_events: u64,
+    /// Set from outside to stop the run (see [`Net::drive`]).
+    pub stop: Option<Arc<AtomicBool>>,
     /// Told when the run is over: `Some(t)` when the budget stopped it at `t`.
     pub done: Option<tokio::sync::oneshot::Sender<Option<SimTime>>>,
 }
@@ -467,8 +472,8 @@ impl Actor for NetworkActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let (net, end, max_events) = (self.net.clone(), self.end, self.max_events);
-        let drive = async move { net.drive(end, max_events).await };
+        let (net, end, max_events, stop) = (self.net.clone(), self.end, self.max_events, self.stop.take());
+        let drive = async move { net.drive(end, max_events, stop).await };
         ctx.spawn(actix::fut::wrap_future::<_, Self>(drive).map(|stopped, act, ctx| {
             if let Some(done) = act.done.take() {
                 let _ = done.send(stopped);
