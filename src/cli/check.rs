@@ -179,9 +179,11 @@ pub fn check(args: CheckArgs) -> u8 {
 /// reads the wall clock; it only sees the flag, between two instants.
 struct Watchdog {
     /// Per worker: its current run's deadline and stop flag.
-    runs: Mutex<Vec<Option<(Instant, Arc<AtomicBool>)>>>,
+    runs: Mutex<Vec<Option<Deadline>>>,
     finished: AtomicBool,
 }
+
+type Deadline = (Instant, Arc<AtomicBool>);
 
 impl Watchdog {
     fn watch(&self, worker: usize, limit: Duration) -> Arc<AtomicBool> {
