@@ -1,10 +1,10 @@
-//! `routesim explain FILE [--at T]`: a narrated walk through a run's key moments, naming the
+//! `routesim explain FILE [--at T] [--seed N] [--max-events N]`: a narrated walk through a run's key moments, naming the
 //! real methods, with each name server's affected tables before and after.
 
 use super::output::{output_failed, print_report};
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::{parse_duration, SimTime};
-use crate::sim::runner::{run, RunOptions};
+use crate::sim::runner::{run, RunOptions, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::load;
 use crate::view::explain::render;
 use std::io::Write;
@@ -21,6 +21,9 @@ pub struct ExplainArgs {
     /// Use this seed instead of the scenario's.
     #[arg(long)]
     seed: Option<u64>,
+    /// Stop the run after N events and exit 2, as `run --max-events` does.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    max_events: u64,
 }
 
 pub fn explain(args: ExplainArgs) -> u8 {
@@ -39,7 +42,13 @@ pub fn explain(args: ExplainArgs) -> u8 {
             return INVALID;
         }
     };
-    let report = run(&scenario, RunOptions { seed: args.seed, explain: true, ..Default::default() });
+    let opts = RunOptions { seed: args.seed, explain: true, max_events: args.max_events, ..Default::default() };
+    let report = run(&scenario, opts);
+    if let Some(over) = report.budget_exceeded {
+        // A walk through half a run would read as the whole story: say why it stopped instead.
+        eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", args.file.display());
+        return INVALID;
+    }
     let code = if report.all_held() { HELD } else { FAILED };
     let mut out = std::io::stdout().lock();
     let written = write!(out, "{}", render(&scenario.name, &report.moments, from))
