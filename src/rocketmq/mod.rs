@@ -8,5 +8,6 @@ pub mod broker;
 pub mod client;
 pub mod notes;
 pub mod route_table;
+pub mod send;
 pub mod types;
 pub mod wire;

@@ -1,5 +1,6 @@
 //! The RocketMQ remoting requests the model exchanges, named by their request codes.
 
+use crate::rocketmq::send::SendCode;
 use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::sim::packet::MsgId;
 use std::sync::Arc;
@@ -42,6 +43,16 @@ pub enum RmqMsg {
     GetClusterInfoReply {
         reply_to: MsgId,
     },
+    /// `SEND_MESSAGE_V2` (310): one message for one queue of a topic, from a producer.
+    SendMessage {
+        topic: Arc<str>,
+        queue_id: u32,
+    },
+    /// The broker's answer (see [`crate::rocketmq::send`]).
+    SendMessageReply {
+        reply_to: MsgId,
+        code: SendCode,
+    },
 }
 
 /// The lightweight heartbeat's fields; one request is shared by the copies sent to every name
@@ -67,6 +78,8 @@ impl RmqMsg {
             RmqMsg::RouteInfo { .. } => "GET_ROUTEINFO_BY_TOPIC reply",
             RmqMsg::GetClusterInfo => "GET_BROKER_CLUSTER_INFO",
             RmqMsg::GetClusterInfoReply { .. } => "GET_BROKER_CLUSTER_INFO reply",
+            RmqMsg::SendMessage { .. } => "SEND_MESSAGE_V2",
+            RmqMsg::SendMessageReply { .. } => "SEND_MESSAGE_V2 reply",
         }
     }
 
@@ -76,7 +89,8 @@ impl RmqMsg {
             RmqMsg::RegisterBrokerReply { reply_to, .. }
             | RmqMsg::UnregisterBrokerReply { reply_to, .. }
             | RmqMsg::RouteInfo { reply_to, .. }
-            | RmqMsg::GetClusterInfoReply { reply_to } => Some(*reply_to),
+            | RmqMsg::GetClusterInfoReply { reply_to }
+            | RmqMsg::SendMessageReply { reply_to, .. } => Some(*reply_to),
             _ => None,
         }
     }
