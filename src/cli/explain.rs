@@ -18,8 +18,8 @@ pub struct ExplainArgs {
     /// Start the walk at this time (e.g. "55s"); earlier moments are skipped.
     #[arg(long, value_name = "T")]
     at: Option<String>,
-    /// Use this seed instead of the scenario's.
-    #[arg(long)]
+    /// Use this seed instead of the scenario's (0 to 2^63 − 1, as `seed =` in a file).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=crate::sim::scenario::MAX_SEED))]
     seed: Option<u64>,
 }
 
@@ -39,6 +39,15 @@ pub fn explain(args: ExplainArgs) -> u8 {
             return INVALID;
         }
     };
+    // A walk from past the end would print nothing and look like a run without moments.
+    if from.millis() > scenario.duration.millis() {
+        eprintln!(
+            "error: --at {}: past the end of the scenario; give a time from 0s to {}",
+            args.at.as_deref().unwrap_or_default(),
+            scenario.duration
+        );
+        return INVALID;
+    }
     let report = run(&scenario, RunOptions { seed: args.seed, explain: true, ..Default::default() });
     let code = if report.all_held() { HELD } else { FAILED };
     let mut out = std::io::stdout().lock();
