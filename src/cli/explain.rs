@@ -18,8 +18,8 @@ pub struct ExplainArgs {
     /// Start the walk at this time (e.g. "55s"); earlier moments are skipped.
     #[arg(long, value_name = "T")]
     at: Option<String>,
-    /// Use this seed instead of the scenario's.
-    #[arg(long)]
+    /// Use this seed instead of the scenario's (0 to 2^63 − 1, as `seed =` in a file).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=crate::sim::scenario::MAX_SEED))]
     seed: Option<u64>,
     /// Stop the run after N events and exit 2, as `run --max-events` does.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
@@ -42,6 +42,15 @@ pub fn explain(args: ExplainArgs) -> u8 {
             return INVALID;
         }
     };
+    // A walk from past the end would print nothing and look like a run without moments.
+    if from.millis() > scenario.duration.millis() {
+        eprintln!(
+            "error: --at {}: past the end of the scenario; give a time from 0s to {}",
+            args.at.as_deref().unwrap_or_default(),
+            scenario.duration
+        );
+        return INVALID;
+    }
     let opts = RunOptions { seed: args.seed, explain: true, max_events: args.max_events, ..Default::default() };
     let report = run(&scenario, opts);
     if let Some(over) = report.budget_exceeded {

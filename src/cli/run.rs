@@ -21,8 +21,8 @@ pub struct RunArgs {
     /// Scenario files to run, in order.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Use this seed instead of the scenario's.
-    #[arg(long)]
+    /// Use this seed instead of the scenario's (0 to 2^63 − 1, as `seed =` in a file).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=crate::sim::scenario::MAX_SEED))]
     seed: Option<u64>,
     /// Write every event to FILE as one JSON object per line (one scenario only).
     #[arg(long, value_name = "FILE")]

@@ -39,13 +39,14 @@ pub mod perm {
         }
     }
 
-    /// Inverse of [`to_text`].
+    /// Inverse of [`to_text`]: exactly its four spellings, so that `"wr"` or `""` in a scenario
+    /// is reported instead of quietly meaning something.
     pub fn from_text(text: &str) -> Option<u32> {
         match text {
-            "rw" | "wr" => Some(READ_WRITE),
+            "rw" => Some(READ_WRITE),
             "r" => Some(READ),
             "w" => Some(WRITE),
-            "-" | "" => Some(0),
+            "-" => Some(0),
             _ => None,
         }
     }

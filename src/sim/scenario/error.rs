@@ -43,21 +43,33 @@ impl fmt::Display for ScenarioErrors {
 impl std::error::Error for ScenarioErrors {}
 
 /// Turns byte spans into `line:column` (both 1-based, columns in characters).
+///
+/// The start of every line is found once: a file with thousands of errors then costs a binary
+/// search and one line's characters per error, not a scan from the top of the file each time.
 pub struct Locator<'a> {
     file: &'a Path,
     source: &'a str,
+    line_starts: Vec<usize>,
 }
 
 impl<'a> Locator<'a> {
     pub fn new(file: &'a Path, source: &'a str) -> Self {
-        Locator { file, source }
+        let line_starts = std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Locator { file, source, line_starts }
+    }
+
+    /// The 1-based line and column of byte `at` (clamped to the end of the text).
+    pub fn position(&self, at: usize) -> (usize, usize) {
+        let at = at.min(self.source.len());
+        // The last line starting at or before `at`.
+        let line = self.line_starts.partition_point(|&s| s <= at);
+        let start = self.line_starts[line - 1];
+        let column = self.source.get(start..at).map_or(at - start, |l| l.chars().count()) + 1;
+        (line, column)
     }
 
     pub fn error(&self, span: Range<usize>, message: impl Into<String>, help: Option<String>) -> ScenarioError {
-        let at = span.start.min(self.source.len());
-        let before = &self.source[..at];
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let (line, column) = self.position(span.start);
         ScenarioError { file: self.file.to_path_buf(), line, column, message: message.into(), help }
     }
 }
@@ -84,6 +96,11 @@ mod tests {
         let e = loc.error(9..10, "bad", None);
         assert_eq!((e.line, e.column), (2, 4));
         assert_eq!(e.to_string(), "x.toml:2:4: bad");
+        // The first byte, a newline itself, and the very end.
+        assert_eq!(loc.position(0), (1, 1));
+        assert_eq!(loc.position(5), (1, 6));
+        assert_eq!(loc.position(6), (2, 1));
+        assert_eq!(loc.position(99), (3, 1));
     }
 
     #[test]

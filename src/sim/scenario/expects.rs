@@ -1,31 +1,32 @@
 //! `[[expect]]` tables: a name, one time frame (`at` | `after`+`within` | `from`+`until`) and one
 //! subject (`route` | `client` | `live` | `cluster`).
 
-use super::ctx::{Ctx, Kind};
+use super::ctx::{Ctx, Kind, JAVA_INT_MAX};
 use super::error::nearest;
 use super::raw::{RawExpect, RawRoute, S};
-use super::timeline::{find_anchor, Placed};
+use super::timeline::{AnchorError, Anchors};
 use crate::sim::clock::{parse_duration, SimTime};
 use crate::sim::expect::{Expectation, RouteWant, Subject, When};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Known<'a> {
-    pub events: &'a [Placed],
-    pub topics: &'a [String],
-    pub broker_names: &'a [String],
+    pub anchors: &'a Anchors<'a>,
+    pub topics: &'a BTreeSet<String>,
+    pub broker_names: &'a BTreeSet<String>,
     pub nacos: &'a super::nacos::NacosKnown,
 }
 
 pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expectation> {
     let mut out: Vec<Expectation> = Vec::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
     for r in raw {
         let span = r.span();
         let r = r.into_inner();
-        if out.iter().any(|e| &e.name == r.name.get_ref()) {
+        if !names.insert(r.name.get_ref().clone()) {
             ctx.error(r.name.span(), format!("duplicate expectation name {:?}", r.name.get_ref()), None);
             continue;
         }
-        let when = when(ctx, &r, span.clone(), known.events);
+        let when = when(ctx, &r, span.clone(), known.anchors);
         let subject = subject(ctx, &r, span, known);
         if let (Some(when), Some(subject)) = (when, subject) {
             out.push(Expectation { name: r.name.into_inner(), when, subject });
@@ -35,20 +36,27 @@ pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expe
 }
 
 /// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"`.
-fn point(ctx: &mut Ctx, v: &S<String>, events: &[Placed]) -> Option<SimTime> {
+fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
     let text = v.get_ref().trim();
     if parse_duration(text).is_ok() {
         return ctx.time(v);
     }
+    // A whole name first: a default name such as "latency a -> b 5ms+0ms" holds a '+' itself
+    // (a `name` that reads as a time is refused, so this is never ambiguous).
     let (name, offset) = match text.rsplit_once('+') {
+        _ if anchors.knows(text) => (text, Default::default()),
         Some((n, d)) if parse_duration(d.trim()).is_ok() => (n.trim(), parse_duration(d.trim()).ok()?),
         _ => (text, Default::default()),
     };
-    match find_anchor(events, name) {
+    match anchors.find(name) {
         Ok(t) => ctx.within_run(v.span(), t + offset),
-        Err(msg) => {
-            let names: Vec<&str> = events.iter().map(|p| p.event.name.as_str()).collect();
-            let help = match nearest(name, names.iter().copied()) {
+        // The event is wrong and reported already; anchoring on it is not a second mistake.
+        Err(AnchorError::Broken) => None,
+        Err(AnchorError::Ambiguous(msg)) => {
+            ctx.fail(v.span(), msg, Some("give each of those events its own `name` and anchor on one"))
+        }
+        Err(AnchorError::Unknown(msg)) => {
+            let help = match nearest(name, anchors.names()) {
                 Some(n) => format!("did you mean {n:?}? (a time like \"90s\" works too)"),
                 None => "use a time like \"90s\", a fault's name, or \"NAME + 5s\"".into(),
             };
@@ -57,7 +65,7 @@ fn point(ctx: &mut Ctx, v: &S<String>, events: &[Placed]) -> Option<SimTime> {
     }
 }
 
-fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &[Placed]) -> Option<When> {
+fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &Anchors) -> Option<When> {
     match (&r.at, &r.after, &r.within, &r.from, &r.until) {
         (Some(at), None, None, None, None) => Some(When::At(point(ctx, at, events)?)),
         (None, Some(after), Some(within), None, None) => {
@@ -159,7 +167,7 @@ fn topic(ctx: &mut Ctx, r: &RawRoute, known: &Known) -> Option<String> {
 }
 
 fn broker_name(ctx: &mut Ctx, name: &str, span: std::ops::Range<usize>, known: &Known) -> Option<String> {
-    if known.broker_names.iter().any(|b| b == name) {
+    if known.broker_names.contains(name) {
         return Some(name.to_string());
     }
     let help = nearest(name, known.broker_names.iter().map(String::as_str)).map(|n| format!("did you mean {n:?}?"));
@@ -210,8 +218,13 @@ fn want(ctx: &mut Ctx, r: &RawRoute, known: &Known) -> Option<RouteWant> {
         let mut map = BTreeMap::new();
         for (name, counts) in q.get_ref() {
             broker_name(ctx, name, q.span(), known)?;
-            if counts.read < 0 || counts.write < 0 {
-                return ctx.fail(q.span(), "queue counts cannot be negative", None);
+            let range = 0..=JAVA_INT_MAX;
+            if !range.contains(&counts.read) || !range.contains(&counts.write) {
+                let msg = format!(
+                    "queue counts must be between 0 and {JAVA_INT_MAX} (Java's int), got read = {}, write = {}",
+                    counts.read, counts.write
+                );
+                return ctx.fail(q.span(), msg, None);
             }
             map.insert(name.clone(), (counts.read as u32, counts.write as u32));
         }

@@ -7,8 +7,11 @@
 mod ctx;
 mod error;
 mod expects;
+mod lifecycle;
+mod limits;
 mod nacos;
 mod nacos_expect;
+mod nacos_subscriber;
 #[cfg(test)]
 mod nacos_tests;
 mod raw;
@@ -25,10 +28,16 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 use crate::sim::invariants::Invariant;
 pub use error::{ScenarioError, ScenarioErrors};
+pub use limits::{MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
 pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
 use std::path::{Path, PathBuf};
 pub use timeline::describe;
 pub use write::to_toml;
+
+/// The largest seed, in a file (`seed =`) and on the command line (`--seed`) alike: TOML
+/// integers are signed 64-bit, and a seed printed in "re-run with --seed N" or written into a
+/// shrunk case must load again.
+pub const MAX_SEED: u64 = i64::MAX as u64;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -253,9 +262,9 @@ pub enum LoadError {
     Invalid(#[from] ScenarioErrors),
 }
 
-/// Reads and validates a scenario file.
+/// Reads and validates a scenario file (at most [`MAX_FILE_BYTES`], UTF-8).
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
-    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    let source = limits::read_source(path)?;
     Ok(parse(path, &source)?)
 }
 

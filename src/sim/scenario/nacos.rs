@@ -6,13 +6,12 @@
 //! flag), one server list, one namespace, one read timeout — and faults target the app.
 
 use super::ctx::{range_text, Ctx, Kind, Least, MAX_DURATION};
-use super::error::nearest;
 use super::raw::S;
 use super::raw_nacos::{RawInstance, RawNacosServer, RawSubscriber};
 use crate::nacos::naming::NamingConfig;
 use crate::nacos::types::{
     check_instance_is_legal, client_beat_interval, Instance, ServiceKey, DEFAULT_CLUSTER, DEFAULT_GROUP,
-    DEFAULT_NAMESPACE, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT,
+    DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_NAMESPACE, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT,
 };
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::world::NacosInstanceFacts;
@@ -127,15 +126,17 @@ pub struct NacosKnown {
     pub services: BTreeSet<ServiceKey>,
     /// Subscriber name → the services it subscribes to.
     pub subscribers: BTreeMap<String, Vec<ServiceKey>>,
+    /// Instances that were wrong (and reported): naming one in an expectation adds no error.
+    pub broken: BTreeSet<String>,
 }
 
 impl NacosKnown {
-    pub fn from_specs(specs: &NacosSpecs) -> Self {
+    pub fn from_specs(specs: &NacosSpecs, broken: BTreeSet<String>) -> Self {
         let instances: BTreeMap<_, _> =
             specs.apps.iter().flat_map(|a| &a.instances).map(|i| (i.name.clone(), i.service.clone())).collect();
         let services = instances.values().cloned().collect();
         let subscribers = specs.subscribers.iter().map(|s| (s.name.clone(), s.services.clone())).collect();
-        NacosKnown { instances, services, subscribers }
+        NacosKnown { instances, services, subscribers, broken }
     }
 }
 
@@ -162,30 +163,31 @@ pub fn define_names(
     }
 }
 
+/// The Nacos processes, and the names of the instances that were wrong (already reported).
 pub fn build(
     ctx: &mut Ctx,
     servers: Vec<S<RawNacosServer>>,
     instances: Vec<S<RawInstance>>,
     subs: Vec<S<RawSubscriber>>,
-) -> NacosSpecs {
+) -> (NacosSpecs, BTreeSet<String>) {
     let servers = servers.into_iter().map(|s| server(ctx, s.into_inner())).collect();
-    let all = ctx.names(Kind::NacosServer);
-    let apps = apps(ctx, instances, &all);
+    let all = ctx.names(Kind::NacosServer).to_vec();
+    let (apps, broken) = apps(ctx, instances, &all);
     let known: BTreeSet<ServiceKey> =
         apps.iter().flat_map(|a: &NacosAppSpec| &a.instances).map(|i| i.service.clone()).collect();
-    let taken: BTreeSet<(String, u16)> =
+    // Every client id (`ip:port`) taken so far; subscribers add theirs as they come.
+    let mut taken: BTreeSet<(String, u16)> =
         apps.iter().flat_map(|a| &a.instances).map(|i| (i.instance.ip.to_string(), i.instance.port)).collect();
-    let mut subscribers: Vec<SubscriberSpec> = Vec::new();
-    for (n, s) in subs.into_iter().enumerate() {
-        if let Some(spec) = subscriber(ctx, s.into_inner(), n, (&known, &taken, &all), &subscribers) {
-            subscribers.push(spec);
-        }
-    }
-    NacosSpecs { servers, apps, subscribers }
+    let subscribers = subs
+        .into_iter()
+        .enumerate()
+        .map(|(n, s)| super::nacos_subscriber::subscriber(ctx, s.into_inner(), n, (&known, &mut taken, &all)))
+        .collect();
+    (NacosSpecs { servers, apps, subscribers }, broken)
 }
 
 /// A timeout or period: 1 ms to 30 days.
-fn positive(ctx: &mut Ctx, v: &Option<S<String>>, default: SimDuration, key: &str) -> SimDuration {
+pub(super) fn positive(ctx: &mut Ctx, v: &Option<S<String>>, default: SimDuration, key: &str) -> SimDuration {
     ctx.duration_in(v, default, key, Least::OneMilli)
 }
 
@@ -225,7 +227,7 @@ fn word(ctx: &mut Ctx, v: &S<String>, what: &str) -> Option<String> {
     Some(s.clone())
 }
 
-fn word_or(ctx: &mut Ctx, v: &Option<S<String>>, default: &str, what: &str) -> Option<String> {
+pub(super) fn word_or(ctx: &mut Ctx, v: &Option<S<String>>, default: &str, what: &str) -> Option<String> {
     match v {
         Some(v) => word(ctx, v, what),
         None => Some(default.to_string()),
@@ -233,7 +235,12 @@ fn word_or(ctx: &mut Ctx, v: &Option<S<String>>, default: &str, what: &str) -> O
 }
 
 /// The servers an instance or subscriber talks to: the listed ones, or all of them.
-fn server_list(ctx: &mut Ctx, list: &Option<Vec<S<String>>>, owner: &S<String>, all: &[String]) -> Vec<String> {
+pub(super) fn server_list(
+    ctx: &mut Ctx,
+    list: &Option<Vec<S<String>>>,
+    owner: &S<String>,
+    all: &[String],
+) -> Vec<String> {
     let servers = match list {
         Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::NacosServer])).collect(),
         None => all.to_vec(),
@@ -281,24 +288,23 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
     let group = word_or(ctx, &raw.group, DEFAULT_GROUP, "group");
     let service = word(ctx, &raw.service, "service");
     let cluster = word_or(ctx, &raw.cluster, DEFAULT_CLUSTER, "cluster");
+    // The port goes in `port`; the ip is a dotted quad (see `Ctx::ipv4`).
     let ip = raw.ip.get_ref();
-    if ip.is_empty() || ip.contains(|c: char| c.is_whitespace() || c == ':') {
-        ctx.error(
-            raw.ip.span(),
-            format!("invalid ip {ip:?}"),
-            Some("write the address alone, e.g. \"10.1.0.1\"; the port goes in `port`".into()),
-        );
-    }
+    ctx.ipv4(&raw.ip, "10.1.0.1");
+    // A wrong port, weight or metadata is reported and the instance kept with the default, so
+    // that expectations naming it do not add a false "unknown instance".
     let port = match &raw.port {
         Some(p) if !(1..=65535).contains(p.get_ref()) => {
-            return ctx.fail(p.span(), format!("port must be 1..=65535, got {}", p.get_ref()), None)
+            ctx.error(p.span(), format!("port must be 1..=65535, got {}", p.get_ref()), None);
+            8080
         }
         Some(p) => *p.get_ref() as u16,
         None => 8080,
     };
     let weight = match &raw.weight {
         Some(w) if !(0.0..=10_000.0).contains(w.get_ref()) => {
-            return ctx.fail(w.span(), format!("weight must be between 0 and 10000, got {}", w.get_ref()), None)
+            ctx.error(w.span(), format!("weight must be between 0 and 10000, got {}", w.get_ref()), None);
+            1.0
         }
         Some(w) => *w.get_ref(),
         None => 1.0,
@@ -309,7 +315,8 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
         Err(why) => {
             let span = raw.metadata.as_ref().map_or(raw.name.span(), |m| m.span());
             let help = "NamingUtils.checkInstanceIsLegal would refuse the registration";
-            return ctx.fail(span, format!("instance {}: {why}", raw.name.get_ref()), Some(help));
+            ctx.error(span, format!("instance {}: {why}", raw.name.get_ref()), Some(help.into()));
+            SimDuration(DEFAULT_HEART_BEAT_INTERVAL)
         }
     };
     // The client re-arms its beat every `period`: 0 ms would beat for ever without time moving.
@@ -317,7 +324,7 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
         let span = raw.metadata.as_ref().map_or(raw.name.span(), |m| m.span());
         let (name, range) = (raw.name.get_ref(), range_text(Least::OneMilli));
         let msg = format!("instance {name}: preserved.heart.beat.interval must be {range}, got {period}");
-        return ctx.fail(span, msg, Some("write it in milliseconds, e.g. \"5000\" (the default)"));
+        ctx.error(span, msg, Some("write it in milliseconds, e.g. \"5000\" (the default)".into()));
     }
     let servers = server_list(ctx, &raw.servers, &raw.name, all);
     let read_timeout = positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout");
@@ -337,9 +344,11 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
     Some((spec, AppSettings { servers, read_timeout, beat_threads }))
 }
 
-/// Instances grouped into their processes, checking that an app's instances agree.
-fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosAppSpec> {
+/// Instances grouped into their processes, checking that an app's instances agree; and the
+/// names of the instances left out because they were wrong.
+fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> (Vec<NacosAppSpec>, BTreeSet<String>) {
     let mut apps: Vec<NacosAppSpec> = Vec::new();
+    let mut broken = BTreeSet::new();
     // Position of each app in `apps`, so that thousands of instances stay linear.
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: BTreeMap<(ServiceKey, String, u16), String> = BTreeMap::new();
@@ -355,11 +364,15 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosApp
             ctx.error(r.name.span(), msg, Some("every instance and process needs its own name".into()));
             continue;
         }
-        let Some((spec, settings)) = instance(ctx, &r, all) else { continue };
+        let Some((spec, settings)) = instance(ctx, &r, all) else {
+            broken.insert(name);
+            continue;
+        };
         let key = (spec.service.clone(), spec.instance.ip.to_string(), spec.instance.port);
         if let Some(other) = seen.insert(key, name.clone()) {
             let msg = format!("{name} and {other} are the same instance to Nacos (same service, ip and port)");
             ctx.error(r.ip.span(), msg, Some("give one of them another ip or port".into()));
+            broken.insert(name);
             continue;
         }
         match index.get(&process).map(|i| &mut apps[*i]) {
@@ -383,6 +396,7 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosApp
                     );
                     let help = "instances of one app share one NamingService; give them the same values or another app";
                     ctx.error(r.app.as_ref().map_or(r.name.span(), |a| a.span()), msg, Some(help.into()));
+                    broken.insert(name);
                     continue;
                 }
                 app.start = app.start.min(spec.start);
@@ -390,53 +404,5 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> Vec<NacosApp
             }
         }
     }
-    apps
-}
-
-fn subscriber(
-    ctx: &mut Ctx,
-    raw: RawSubscriber,
-    n: usize,
-    (known, taken, all): (&BTreeSet<ServiceKey>, &BTreeSet<(String, u16)>, &[String]),
-    earlier: &[SubscriberSpec],
-) -> Option<SubscriberSpec> {
-    let namespace = word_or(ctx, &raw.namespace, DEFAULT_NAMESPACE, "namespace")?;
-    let mut services = Vec::new();
-    for s in &raw.services {
-        let (group, name) = s.get_ref().split_once("@@").unwrap_or((DEFAULT_GROUP, s.get_ref()));
-        let key = ServiceKey::new(&namespace, group, name);
-        if !known.contains(&key) {
-            let names: Vec<String> =
-                known.iter().filter(|k| *k.namespace == *namespace).map(|k| k.grouped.to_string()).collect();
-            let help = nearest(&key.grouped, names.iter().map(String::as_str)).map_or_else(
-                || format!("no [[instance]] registers it; known: {}", names.join(", ")),
-                |n| format!("did you mean {n:?}?"),
-            );
-            ctx.error(s.span(), format!("unknown service {:?} in namespace {namespace}", s.get_ref()), Some(help));
-            continue;
-        }
-        services.push(key);
-    }
-    let ip = raw.ip.as_ref().map_or_else(|| format!("10.255.0.{}", n + 1), |i| i.get_ref().clone());
-    let udp_port = match &raw.udp_port {
-        Some(p) if !(1..=65535).contains(p.get_ref()) => {
-            return ctx.fail(p.span(), format!("udp_port must be 1..=65535, got {}", p.get_ref()), None)
-        }
-        Some(p) => *p.get_ref() as u16,
-        None => 54951,
-    };
-    let clash = taken.contains(&(ip.clone(), udp_port)) || earlier.iter().any(|e| e.ip == ip && e.udp_port == udp_port);
-    if clash {
-        let msg = format!("{}'s {ip}:{udp_port} is already used by another instance or subscriber", raw.name.get_ref());
-        return ctx.fail(raw.name.span(), msg, Some("Nacos would see one client; set `ip` or `udp_port`"));
-    }
-    Some(SubscriberSpec {
-        servers: server_list(ctx, &raw.servers, &raw.name, all),
-        name: raw.name.into_inner(),
-        services,
-        ip,
-        udp_port,
-        read_timeout: positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout"),
-        start: ctx.time_or_zero(&raw.start),
-    })
+    (apps, broken)
 }

@@ -31,6 +31,9 @@ fn instance_name(ctx: &mut Ctx, v: &S<String>, known: &NacosKnown) -> Option<Str
     if known.instances.contains_key(n) {
         return Some(n.clone());
     }
+    if known.broken.contains(n) {
+        return None; // the instance itself is wrong and reported
+    }
     let help = nearest(n, known.instances.keys().map(String::as_str)).map_or_else(
         || "name an [[instance]] (instances inside an `app` keep their own names)".to_string(),
         |near| format!("did you mean {near:?}?"),

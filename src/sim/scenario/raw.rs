@@ -40,7 +40,7 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawMeta {
     pub name: S<String>,
-    pub seed: Option<S<u64>>,
+    pub seed: Option<S<i64>>,
     pub duration: S<String>,
     pub description: Option<String>,
     pub invariants: Option<Vec<S<String>>>,

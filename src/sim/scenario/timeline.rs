@@ -1,12 +1,12 @@
-//! `[[fault]]` and `[[action]]` tables: one verb each, valid targets, and a process history that
-//! makes sense (no resuming what is not hung, no restarting what runs).
+//! `[[fault]]` and `[[action]]` tables: one verb each, valid targets, names that cannot be read
+//! as times, and the anchors expectations look events up by. (`lifecycle` checks the order.)
 
 use super::ctx::{Ctx, Kind, Least};
 use super::raw::{RawEvent, S};
 use super::{Action, BrokerSpec, TimedEvent};
 use crate::rocketmq::broker::TopicChange;
-use crate::sim::clock::{SimDuration, SimTime};
-use std::collections::BTreeMap;
+use crate::sim::clock::{parse_duration, SimDuration, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 const ANY: &[Kind] = &[Kind::Namesrv, Kind::Broker, Kind::Client, Kind::NacosServer, Kind::NacosApp, Kind::Subscriber];
@@ -28,24 +28,60 @@ pub struct Placed {
     pub span: Range<usize>,
 }
 
+/// The validated events in time order, and the names of the events that were wrong (already
+/// reported): an expectation anchored on one of those says nothing more.
+pub struct Timeline {
+    pub placed: Vec<Placed>,
+    pub broken: BTreeSet<String>,
+}
+
+/// What an event may refer to besides processes, gathered once so each event is a lookup.
+struct Refs<'a> {
+    broker_names: BTreeSet<&'a str>,
+    /// Names of the partitions and blocks placed so far, in file order: what `heal` may name.
+    cuts: Vec<String>,
+}
+
 pub fn timeline(
     ctx: &mut Ctx,
     faults: Vec<S<RawEvent>>,
     actions: Vec<S<RawEvent>>,
     brokers: &[BrokerSpec],
-) -> Vec<Placed> {
+) -> Timeline {
+    let mut refs =
+        Refs { broker_names: brokers.iter().map(|b| b.config.broker_name.as_str()).collect(), cuts: Vec::new() };
     let mut out = Vec::new();
+    let mut broken = BTreeSet::new();
     for (table, list) in [("[[fault]]", faults), ("[[action]]", actions)] {
         for raw in list {
             let span = raw.span();
-            if let Some(event) = event(ctx, table, raw.into_inner(), brokers, &out) {
-                out.push(Placed { event, span });
+            match event(ctx, table, raw.into_inner(), &refs) {
+                Ok(event) => {
+                    if matches!(event.action, Action::Partition(_) | Action::Block { .. }) {
+                        refs.cuts.push(event.name.clone());
+                    }
+                    out.push(Placed { event, span });
+                }
+                Err(name) => broken.extend(name),
             }
         }
     }
     // Stable: events at the same time keep file order (faults before actions).
     out.sort_by_key(|p| p.event.at);
-    out
+    Timeline { placed: out, broken }
+}
+
+/// An event name must not read as a time: an anchor `"61s"` or `"61s + 5s"` is taken as a time
+/// from the start, so an event named `"61s"` could never be anchored on, and one named
+/// `"x + 5s"` would be read as `"x"` plus five seconds.
+fn check_name(ctx: &mut Ctx, name: &S<String>) {
+    let text = name.get_ref().trim();
+    let tail = text.rsplit_once('+').map(|(_, d)| d.trim());
+    if parse_duration(text).is_ok() || tail.is_some_and(|d| parse_duration(d).is_ok()) {
+        let msg = format!("the event name {:?} reads as a time", name.get_ref());
+        let help = "expectations anchor on names as \"NAME\" or \"NAME + 5s\"; use words, e.g. \"kill a0\"";
+        ctx.error(name.span(), msg, Some(help.into()));
+    }
 }
 
 fn verbs(raw: &RawEvent) -> Vec<(&'static str, Range<usize>)> {
@@ -58,32 +94,35 @@ fn verbs(raw: &RawEvent) -> Vec<(&'static str, Range<usize>)> {
     v
 }
 
-fn event(ctx: &mut Ctx, table: &str, raw: RawEvent, brokers: &[BrokerSpec], earlier: &[Placed]) -> Option<TimedEvent> {
+/// The event, or the name it would be known by when it is wrong (`None` when even that is not
+/// known: no `name` and no valid verb).
+fn event(ctx: &mut Ctx, table: &str, raw: RawEvent, refs: &Refs) -> Result<TimedEvent, Option<String>> {
+    let named = raw.name.as_ref().map(|n| n.get_ref().clone());
+    if let Some(n) = &raw.name {
+        check_name(ctx, n);
+    }
     let at = ctx.time(&raw.at);
     let verbs = verbs(&raw);
     let (verb, vspan) = match verbs.as_slice() {
         [one] => one.clone(),
-        [] => return ctx.fail(raw.at.span(), format!("this {table} has no verb"), Some("add one of: crash, hang, resume, shutdown, restart, host_down, partition, block, heal, loss, latency (faults) or wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission (actions)")),
+        [] => return Err(ctx.fail(raw.at.span(), format!("this {table} has no verb"), Some("add one of: crash, hang, resume, shutdown, restart, host_down, partition, block, heal, loss, latency (faults) or wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission (actions)")).or(named)),
         [_, (second, span), ..] => {
             let msg = format!("a {table} holds exactly one verb; found {} ({second} is extra)", verbs.len());
-            return ctx.fail(span.clone(), msg, Some("split it into two tables at the same time"));
+            return Err(ctx.fail(span.clone(), msg, Some("split it into two tables at the same time")).or(named));
         }
     };
     let belongs = if table == "[[fault]]" { FAULT_VERBS } else { ACTION_VERBS };
     if !belongs.contains(&verb) {
         let other = if table == "[[fault]]" { "[[action]]" } else { "[[fault]]" };
-        return ctx.fail(
-            vspan,
-            format!("`{verb}` is not a {} verb", &table[2..table.len() - 2]),
-            Some(&format!("move it to a {other} table")),
-        );
+        let msg = format!("`{verb}` is not a {} verb", &table[2..table.len() - 2]);
+        return Err(ctx.fail(vspan, msg, Some(&format!("move it to a {other} table"))).or(named));
     }
-    let action = action(ctx, &raw, brokers, earlier)?;
-    let name = match &raw.name {
-        Some(n) => n.get_ref().clone(),
-        None => describe(&action),
-    };
-    Some(TimedEvent { at: at?, name, action })
+    let Some(action) = action(ctx, &raw, refs) else { return Err(named) };
+    let name = named.unwrap_or_else(|| describe(&action));
+    match at {
+        Some(at) => Ok(TimedEvent { at, name, action }),
+        None => Err(Some(name)),
+    }
 }
 
 fn proc(ctx: &mut Ctx, v: &Option<S<String>>) -> Option<String> {
@@ -107,11 +146,11 @@ fn link_ends(
     }
 }
 
-fn broker_name_known(ctx: &mut Ctx, v: &S<String>, brokers: &[BrokerSpec]) -> Option<String> {
-    if brokers.iter().any(|b| &b.config.broker_name == v.get_ref()) {
+fn broker_name_known(ctx: &mut Ctx, v: &S<String>, refs: &Refs) -> Option<String> {
+    if refs.broker_names.contains(v.get_ref().as_str()) {
         return Some(v.get_ref().clone());
     }
-    let names: Vec<&str> = brokers.iter().map(|b| b.config.broker_name.as_str()).collect();
+    let names = refs.broker_names.iter().copied();
     let help = super::error::nearest(v.get_ref(), names).map(|n| format!("did you mean {n:?}?"));
     ctx.fail(v.span(), format!("no broker has broker_name {:?}", v.get_ref()), help.as_deref())
 }
@@ -119,11 +158,11 @@ fn broker_name_known(ctx: &mut Ctx, v: &S<String>, brokers: &[BrokerSpec]) -> Op
 fn namesrvs_or_all(ctx: &mut Ctx, v: &Option<S<String>>) -> Option<Vec<String>> {
     match v {
         Some(n) => Some(vec![ctx.refer(n, &[Kind::Namesrv])?]),
-        None => Some(ctx.names(Kind::Namesrv)),
+        None => Some(ctx.names(Kind::Namesrv).to_vec()),
     }
 }
 
-fn action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec], earlier: &[Placed]) -> Option<Action> {
+fn action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action> {
     if raw.crash.is_some() {
         return proc(ctx, &raw.crash).map(Action::Crash);
     }
@@ -143,16 +182,7 @@ fn action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec], earlier: &[Plac
         return proc(ctx, &raw.restart).map(Action::Restart);
     }
     if let Some(p) = &raw.partition {
-        let groups: Vec<Vec<String>> =
-            p.get_ref().iter().map(|g| g.iter().filter_map(|n| ctx.refer(n, ANY)).collect()).collect();
-        if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
-            return ctx.fail(
-                p.span(),
-                "a partition needs at least two non-empty groups",
-                Some("e.g. partition = [[\"a0\"], [\"ns2\"]]"),
-            );
-        }
-        return Some(Action::Partition(groups));
+        return partition(ctx, p);
     }
     if let Some(b) = &raw.block {
         let b = b.get_ref();
@@ -162,12 +192,10 @@ fn action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec], earlier: &[Plac
         if h.get_ref() == "all" {
             return Some(Action::Heal(None));
         }
-        let cuts = earlier.iter().filter(|p| matches!(p.event.action, Action::Partition(_) | Action::Block { .. }));
-        if cuts.clone().any(|p| &p.event.name == h.get_ref()) {
+        if refs.cuts.contains(h.get_ref()) {
             return Some(Action::Heal(Some(h.get_ref().clone())));
         }
-        let names: Vec<&str> = cuts.map(|p| p.event.name.as_str()).collect();
-        let help = format!("use \"all\" or the name of an earlier partition or block ({})", names.join(", "));
+        let help = format!("use \"all\" or the name of an earlier partition or block ({})", refs.cuts.join(", "));
         return ctx.fail(h.span(), format!("no earlier partition or block is named {:?}", h.get_ref()), Some(&help));
     }
     if let Some(l) = &raw.loss {
@@ -188,14 +216,40 @@ fn action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec], earlier: &[Plac
         let (from, to) = ends[0].clone();
         return Some(Action::Latency { from, to, base, jitter, both_ways: ends.len() == 2 });
     }
-    operator_action(ctx, raw, brokers)
+    operator_action(ctx, raw, refs)
 }
 
-fn operator_action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec]) -> Option<Action> {
+/// `partition = [[a, b], [c]]`: groups that cut each other off. An unknown node is reported on
+/// its own (with a "did you mean"); the shape is judged by what was written.
+fn partition(ctx: &mut Ctx, p: &S<Vec<Vec<S<String>>>>) -> Option<Action> {
+    let written = p.get_ref();
+    if written.len() < 2 || written.iter().any(Vec::is_empty) {
+        return ctx.fail(
+            p.span(),
+            "a partition needs at least two non-empty groups",
+            Some("e.g. partition = [[\"a0\"], [\"ns2\"]]"),
+        );
+    }
+    let mut group_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut ok = true;
+    for (g, node) in written.iter().enumerate().flat_map(|(g, nodes)| nodes.iter().map(move |n| (g, n))) {
+        if let Some(first) = group_of.insert(node.get_ref(), g) {
+            let msg = format!("{:?} is in two groups of this partition ({} and {})", node.get_ref(), first + 1, g + 1);
+            ctx.error(node.span(), msg, Some("a node sits on one side of a cut; list it once".into()));
+            ok = false;
+        }
+    }
+    let groups: Vec<Vec<String>> =
+        written.iter().map(|g| g.iter().filter_map(|n| ctx.refer(n, ANY)).collect()).collect();
+    let complete = groups.iter().zip(written).all(|(g, w)| g.len() == w.len());
+    (ok && complete).then_some(Action::Partition(groups))
+}
+
+fn operator_action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action> {
     if let Some(w) = raw.wipe_write_perm.as_ref().or(raw.add_write_perm.as_ref()) {
         let w = w.get_ref();
         let namesrvs = namesrvs_or_all(ctx, &w.namesrv)?;
-        let broker_name = broker_name_known(ctx, &w.broker_name, brokers)?;
+        let broker_name = broker_name_known(ctx, &w.broker_name, refs)?;
         return Some(if raw.wipe_write_perm.is_some() {
             Action::WipeWritePerm { namesrvs, broker_name }
         } else {
@@ -221,7 +275,7 @@ fn operator_action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec]) -> Opt
                 write: u.write.clone(),
                 perm: u.perm.clone(),
             },
-        )?;
+        );
         return Some(Action::Topic { broker, change: TopicChange::Upsert(topic) });
     }
     if let Some(r) = &raw.remove_topic {
@@ -232,7 +286,7 @@ fn operator_action(ctx: &mut Ctx, raw: &RawEvent, brokers: &[BrokerSpec]) -> Opt
     if let Some(s) = &raw.set_broker_id {
         let s = s.get_ref();
         let broker = ctx.refer(&s.broker, &[Kind::Broker])?;
-        let id = ctx.count(&s.id, "id", 0)? as u64;
+        let id = ctx.broker_id(&s.id)?;
         return Some(Action::SetBrokerId { broker, id });
     }
     if let Some(p) = &raw.broker_permission {
@@ -286,67 +340,48 @@ fn arrow(both_ways: bool) -> &'static str {
     }
 }
 
-/// Process life: what each fault needs the target to be doing, checked in time order.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Life {
-    NotStarted,
-    Running,
-    Hung,
-    Down,
+/// Events by name, for anchors: built once, so each expectation's anchor is a lookup.
+pub struct Anchors<'a> {
+    /// Each name's time and how many events carry it.
+    by_name: BTreeMap<&'a str, (SimTime, usize)>,
+    broken: &'a BTreeSet<String>,
 }
 
-pub fn check_lifecycles(ctx: &mut Ctx, events: &[Placed], starts: &BTreeMap<String, SimTime>) {
-    // Only processes some fault has touched are here; the others are running once started.
-    // (Thousands of processes and faults: keep this linear.)
-    let mut life: BTreeMap<&str, Life> = BTreeMap::new();
-    for p in events {
-        let at = p.event.at;
-        let (target, need, next): (&str, &[Life], Life) = match &p.event.action {
-            Action::Crash(t) | Action::HostDown(t) => (t, &[Life::Running, Life::Hung], Life::Down),
-            Action::Shutdown(t) => (t, &[Life::Running], Life::Down),
-            Action::Hang(t) => (t, &[Life::Running], Life::Hung),
-            Action::Resume(t) => (t, &[Life::Hung], Life::Running),
-            Action::Restart(t) => (t, &[Life::Down], Life::Running),
-            // mqadmin commands need a running broker; a new brokerId is an edit of broker.conf,
-            // possible while it is down (it takes effect at the restart).
-            Action::Topic { broker, .. } | Action::BrokerPermission { broker, .. } => {
-                (broker, &[Life::Running], Life::Running)
-            }
-            _ => continue,
-        };
-        let Some(&start) = starts.get(target) else { continue };
-        let now = match life.get(target) {
-            Some(&state) => state,
-            None if start <= at => Life::Running,
-            None => Life::NotStarted,
-        };
-        if !need.contains(&now) {
-            let state = match now {
-                Life::NotStarted => format!("has not started yet (it starts at {})", starts[target]),
-                Life::Running => "is running".into(),
-                Life::Hung => "is hung".into(),
-                Life::Down => "is down".into(),
-            };
-            let help = match (now, need[0]) {
-                (Life::Hung, Life::Running) => "resume it first",
-                (Life::Down, _) => "restart it first",
-                (Life::Running, Life::Down) => "crash or shut it down first",
-                (Life::Running, Life::Hung) => "hang it first",
-                _ => "check the order of the timeline",
-            };
-            ctx.error(p.span.clone(), format!("`{}` at {at}: {target} {state}", p.event.name), Some(help.into()));
-            continue;
+/// Why an anchor names no single event.
+pub enum AnchorError {
+    /// No event has the name (the message says so).
+    Unknown(String),
+    /// Several events have it (the message says how many).
+    Ambiguous(String),
+    /// The event is wrong and was reported already: nothing more to say.
+    Broken,
+}
+
+impl<'a> Anchors<'a> {
+    pub fn new(timeline: &'a Timeline) -> Self {
+        let mut by_name: BTreeMap<&str, (SimTime, usize)> = BTreeMap::new();
+        for p in &timeline.placed {
+            by_name.entry(p.event.name.as_str()).or_insert((p.event.at, 0)).1 += 1;
         }
-        life.insert(target, next);
+        Anchors { by_name, broken: &timeline.broken }
     }
-}
 
-/// Looks up an event by name for anchors; `None` with an error when unknown or ambiguous.
-pub fn find_anchor(events: &[Placed], name: &str) -> Result<SimTime, String> {
-    let hits: Vec<&Placed> = events.iter().filter(|p| p.event.name == name).collect();
-    match hits.as_slice() {
-        [one] => Ok(one.event.at),
-        [] => Err(format!("no fault or action is named {name:?}")),
-        _ => Err(format!("{} events are named {name:?}; give one a `name`", hits.len())),
+    /// Whether some event, valid or not, carries exactly this name.
+    pub fn knows(&self, name: &str) -> bool {
+        self.by_name.contains_key(name) || self.broken.contains(name)
+    }
+
+    /// Every valid event's name, for "did you mean".
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().copied()
+    }
+
+    pub fn find(&self, name: &str) -> Result<SimTime, AnchorError> {
+        match self.by_name.get(name) {
+            _ if self.broken.contains(name) => Err(AnchorError::Broken),
+            Some(&(at, 1)) => Ok(at),
+            Some(&(_, n)) => Err(AnchorError::Ambiguous(format!("{n} events are named {name:?}"))),
+            None => Err(AnchorError::Unknown(format!("no fault or action is named {name:?}"))),
+        }
     }
 }

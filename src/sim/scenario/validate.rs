@@ -10,11 +10,14 @@ use crate::rocketmq::route_table::NamesrvConfig;
 use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::Invariant;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
     let mut ctx = Ctx::new(path, source);
+    if let Some(e) = super::limits::check_size(ctx.locator(), source) {
+        return Err(ScenarioErrors(vec![e]));
+    }
     let raw: RawScenario = match toml::from_str(source) {
         Ok(raw) => raw,
         Err(e) => {
@@ -24,6 +27,10 @@ pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
             return Err(ScenarioErrors(ctx.errors));
         }
     };
+    let too_many = super::limits::check_counts(ctx.locator(), &raw);
+    if !too_many.is_empty() {
+        return Err(ScenarioErrors(too_many));
+    }
     let scenario = build(&mut ctx, raw);
     if ctx.errors.is_empty() {
         Ok(scenario)
@@ -75,12 +82,14 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
     }
     super::nacos::define_names(ctx, &raw.nacos_server, &raw.instance, &raw.subscriber);
     let namesrvs: Vec<_> = raw.namesrv.into_iter().map(|n| namesrv(ctx, n.into_inner())).collect();
-    let brokers: Vec<_> = raw.broker.into_iter().filter_map(|b| broker(ctx, b.into_inner())).collect();
-    let topics: Vec<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
-    let nacos = super::nacos::build(ctx, raw.nacos_server, raw.instance, raw.subscriber);
-    let placed = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers);
+    let mut addrs = BTreeMap::new();
+    let brokers: Vec<_> = raw.broker.into_iter().map(|b| broker(ctx, b.into_inner(), &mut addrs)).collect();
+    // Sets, not lists: every client's and expectation's topic is looked up here.
+    let topics: BTreeSet<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
+    let (nacos, broken_instances) = super::nacos::build(ctx, raw.nacos_server, raw.instance, raw.subscriber);
+    let timeline = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers);
     let mut known_topics = topics;
-    known_topics.extend(placed.iter().filter_map(|p| match &p.event.action {
+    known_topics.extend(timeline.placed.iter().filter_map(|p| match &p.event.action {
         Action::Topic { change: TopicChange::Upsert(t), .. } => Some(t.topic_name.clone()),
         _ => None,
     }));
@@ -92,23 +101,23 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         .chain(clients.iter().map(|c| (c.name.clone(), c.start)))
         .chain(nacos.starts())
         .collect();
-    super::timeline::check_lifecycles(ctx, &placed, &starts);
-    let broker_names: Vec<String> = brokers.iter().map(|b| b.config.broker_name.clone()).collect();
-    let nacos_known = super::nacos::NacosKnown::from_specs(&nacos);
+    super::lifecycle::check_lifecycles(ctx, &timeline.placed, &starts);
+    let broker_names: BTreeSet<String> = brokers.iter().map(|b| b.config.broker_name.clone()).collect();
+    let nacos_known = super::nacos::NacosKnown::from_specs(&nacos, broken_instances);
     let known = super::expects::Known {
-        events: &placed,
+        anchors: &super::timeline::Anchors::new(&timeline),
         topics: &known_topics,
         broker_names: &broker_names,
         nacos: &nacos_known,
     };
     let expects = super::expects::expects(ctx, raw.expect, &known);
-    let timeline = placed.into_iter().map(|p| p.event).collect();
+    let timeline = timeline.placed.into_iter().map(|p| p.event).collect();
     let invariants = invariants(ctx, meta.invariants.as_deref().unwrap_or_default());
     Scenario {
         invariants,
         name: meta.name.into_inner(),
         description: meta.description,
-        seed: meta.seed.map(S::into_inner).unwrap_or(1),
+        seed: seed(ctx, meta.seed.as_ref()),
         duration: ctx.duration,
         network,
         namesrvs,
@@ -117,6 +126,19 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         nacos,
         timeline,
         expects,
+    }
+}
+
+/// `seed =`: the range `--seed` takes too ([`MAX_SEED`](super::MAX_SEED)).
+fn seed(ctx: &mut Ctx, v: Option<&S<i64>>) -> u64 {
+    let Some(v) = v else { return 1 };
+    match u64::try_from(*v.get_ref()) {
+        Ok(seed) => seed,
+        Err(_) => {
+            let msg = format!("seed must be between 0 and {}, got {}", super::MAX_SEED, v.get_ref());
+            ctx.error(v.span(), msg, Some("the same range as --seed".into()));
+            1
+        }
     }
 }
 
@@ -189,36 +211,39 @@ fn namesrv(ctx: &mut Ctx, raw: RawNamesrv) -> NamesrvSpec {
 fn namesrv_list(ctx: &mut Ctx, list: Option<Vec<S<String>>>) -> Vec<String> {
     match list {
         Some(list) => list.iter().filter_map(|n| ctx.refer(n, &[Kind::Namesrv])).collect(),
-        None => ctx.names(Kind::Namesrv),
+        None => ctx.names(Kind::Namesrv).to_vec(),
     }
 }
 
-pub(super) fn topic(ctx: &mut Ctx, raw: &RawTopic) -> Option<TopicConfig> {
+/// A topic's config. A wrong count or perm is reported and replaced by its default, so the topic
+/// stays known: a client or expectation naming it gets no second, false "unknown topic" error.
+pub(super) fn topic(ctx: &mut Ctx, raw: &RawTopic) -> TopicConfig {
     let mut t = TopicConfig::new(raw.name.get_ref());
     if let Some(r) = &raw.read {
-        t.read_queue_nums = ctx.count(r, "read", 0)?;
+        t.read_queue_nums = ctx.count(r, "read", 0).unwrap_or(t.read_queue_nums);
     }
     if let Some(w) = &raw.write {
-        t.write_queue_nums = ctx.count(w, "write", 0)?;
+        t.write_queue_nums = ctx.count(w, "write", 0).unwrap_or(t.write_queue_nums);
     }
     if let Some(p) = &raw.perm {
-        t.perm = ctx.perm(p)?;
+        t.perm = ctx.perm(p).unwrap_or(t.perm);
     }
-    Some(t)
+    t
 }
 
-fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
-    let id = match &raw.id {
-        Some(id) => ctx.count(id, "id", 0)? as u64,
-        None => 0,
-    };
+/// A broker. Every field that is wrong is reported and replaced by its default rather than
+/// dropping the broker: its name, group and topics stay known, so later references to them
+/// report nothing false.
+fn broker(ctx: &mut Ctx, raw: RawBroker, addrs: &mut BTreeMap<String, String>) -> BrokerSpec {
+    let id = raw.id.as_ref().and_then(|id| ctx.broker_id(id)).unwrap_or(0);
     let cluster = raw.cluster.map(S::into_inner).unwrap_or_else(|| "DefaultCluster".into());
-    if !raw.addr.get_ref().contains(':') {
-        ctx.error(
-            raw.addr.span(),
-            format!("invalid address {:?}", raw.addr.get_ref()),
-            Some("write it as \"ip:port\", e.g. \"10.0.0.1:10911\"".into()),
-        );
+    if ctx.addr(&raw.addr).is_some() {
+        // The name server keys `brokerLiveTable` by address: a second broker there would take
+        // over the first one's entry and channel, which no real deployment can do.
+        if let Some(first) = addrs.insert(raw.addr.get_ref().clone(), raw.name.get_ref().clone()) {
+            let msg = format!("{} and {first} have the same address {}", raw.name.get_ref(), raw.addr.get_ref());
+            ctx.error(raw.addr.span(), msg, Some("every broker process listens on its own ip:port".into()));
+        }
     }
     let mut config = BrokerConfig::new(&cluster, raw.broker_name.get_ref(), id, raw.addr.get_ref());
     // RocketMQ clamps the period to 10–60 s, so any value up to the cap is fine here.
@@ -233,9 +258,10 @@ fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
         config.permission = ctx.perm(p).unwrap_or(perm::READ_WRITE);
     }
     let mut topics: Vec<TopicConfig> = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for t in &raw.topics {
         let t_ref = t.get_ref();
-        if topics.iter().any(|x| &x.topic_name == t_ref.name.get_ref()) {
+        if !seen.insert(t_ref.name.get_ref()) {
             ctx.error(
                 t_ref.name.span(),
                 format!("duplicate topic {:?} on broker {}", t_ref.name.get_ref(), raw.name.get_ref()),
@@ -243,21 +269,19 @@ fn broker(ctx: &mut Ctx, raw: RawBroker) -> Option<BrokerSpec> {
             );
             continue;
         }
-        if let Some(tc) = topic(ctx, t_ref) {
-            topics.push(tc);
-        }
+        topics.push(topic(ctx, t_ref));
     }
-    Some(BrokerSpec {
-        name: raw.name.into_inner(),
+    BrokerSpec {
+        name: raw.name.get_ref().clone(),
         config,
         namesrvs: namesrv_list(ctx, raw.namesrvs),
         start: ctx.time_or_zero(&raw.start),
         topics,
         idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
-    })
+    }
 }
 
-fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &[String]) -> ClientSpec {
+fn client(ctx: &mut Ctx, raw: RawClient, known_topics: &BTreeSet<String>) -> ClientSpec {
     let mut topics = Vec::new();
     for t in &raw.topics {
         if known_topics.contains(t.get_ref()) {

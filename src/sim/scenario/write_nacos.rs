@@ -106,7 +106,7 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
         if s.servers != all {
             let _ = writeln!(out, "servers = {}", list(&s.servers));
         }
-        if s.ip != format!("10.255.0.{}", n_sub + 1) {
+        if s.ip != super::nacos_subscriber::default_subscriber_ip(n_sub) {
             let _ = writeln!(out, "ip = {}", q(&s.ip));
         }
         if s.udp_port != 54951 {
