@@ -13,6 +13,9 @@
 //! - [`publish_info`] — `TopicPublishInfo` built from a route, its round-robin index.
 //! - [`latency`] — `LatencyFaultToleranceImpl`: fault items, isolation, the detector.
 //! - [`strategy`] — `MQFaultStrategy`: queue selection and the latency → isolation table.
+//! - [`attempt`] — the data exchanged with the actor layer: attempts, outcomes, verdicts.
+//! - [`send`] — the sync/oneway loop of `sendDefaultImpl`.
+//! - [`async_send`] — the async send and its retries in `MQClientAPIImpl#onExceptionImpl`.
 //!
 //! # Driving a send
 //!
@@ -24,12 +27,21 @@
 //!
 //! See `docs/producer-model.md` for what is modelled, from which Java methods, and what is not.
 
+pub mod async_send;
+pub mod attempt;
 pub mod config;
 pub mod latency;
 pub mod publish_info;
+pub mod send;
 pub mod strategy;
 
+#[cfg(test)]
+mod tests;
+
+pub use async_send::AsyncSend;
+pub use attempt::{AttemptRecord, Failure, Finished, Outcome, SendAttempt, SendEnv, SendStatus, Step, Verdict};
 pub use config::{CommunicationMode, ProducerConfig};
 pub use latency::{DetectAction, FaultItem, LatencyFaultTolerance};
 pub use publish_info::{MessageQueue, SendWhichQueue, TopicPublishInfo};
+pub use send::Send;
 pub use strategy::{FaultUpdate, MQFaultStrategy};
