@@ -11,7 +11,8 @@
 //! - [`sim`] — the machinery: virtual time, the agenda, the network model, scenarios,
 //!   expectations, the trace, the runner.
 //! - [`rocketmq`] — pure state machines of the name server (`RouteInfoManager`), the broker's
-//!   registration, the unregistration queue and the client's route cache.
+//!   registration, the unregistration queue, the client's route cache and the producer's send
+//!   path (queue selection, retries, latency fault tolerance).
 //! - [`nacos`] — pure state machines of the Nacos beat client and naming server.
 //! - [`actors`] — thin actix actors around those cores, one per file.
 //! - [`view`] — what a finished run can be turned into: a Mermaid sequence diagram, an HTML

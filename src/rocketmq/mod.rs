@@ -7,6 +7,7 @@ pub mod batch;
 pub mod broker;
 pub mod client;
 pub mod notes;
+pub mod producer;
 pub mod route_table;
 pub mod send;
 pub mod types;
