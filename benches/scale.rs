@@ -122,6 +122,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         namesrvs,
         brokers,
         clients,
+        producers: Vec::new(),
         timeline,
         expects,
         invariants: Vec::new(),

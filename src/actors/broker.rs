@@ -17,12 +17,13 @@ use crate::actors::network::Stop as ProcStop;
 use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::broker::{self, BrokerCore, TopicChange};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
+use crate::rocketmq::send;
 use crate::rocketmq::types::{perm, DataVersion};
 use crate::rocketmq::wire::{HeartbeatRequest, RmqMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::executor::Executor;
 use crate::sim::ids::NodeId;
-use crate::sim::packet::Packet;
+use crate::sim::packet::{Body, Packet};
 use actix::prelude::*;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -323,6 +324,16 @@ impl Handler<HeartbeatTick> for Broker {
 impl Handler<Packet> for Broker {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        // A producer's send: answered at once (the store is not modelled), after the link's
+        // latency back (see `rocketmq::send` for the checks).
+        if let Body::Rmq(RmqMsg::SendMessage { topic, queue_id }) = &p.body {
+            let code = send::answer(&self.core, topic, *queue_id);
+            if !code.is_ok() {
+                self.env.record(RmqNote::SendRefused { topic: topic.to_string(), queue: *queue_id, code });
+            }
+            self.env.send_on(p.channel, Body::Rmq(RmqMsg::SendMessageReply { reply_to: p.id, code }));
+            return;
+        }
         for done in self.remoting.on_packet(p) {
             self.done(done, ctx);
         }

@@ -10,6 +10,7 @@ use crate::actors::broker::{Broker, ChangeTopics, SetBrokerId, SetPermission, Sh
 use crate::actors::env::{Env, Stop};
 use crate::actors::namesrv::{Admin, RouteTable};
 use crate::actors::network::{Net, Stop as ProcStop};
+use crate::actors::producer::Producers;
 use crate::actors::route_client::RouteClient;
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::broker::BrokerCore;
@@ -34,7 +35,7 @@ mod nacos;
 enum Running {
     Namesrv(Addr<RouteTable>),
     Broker(Addr<Broker>),
-    Client(Addr<RouteClient>),
+    Client(Addr<RouteClient>, Option<Addr<Producers>>),
     NacosServer(Addr<crate::actors::nacos_server::NacosServer>, Addr<crate::actors::nacos_health::HealthChecker>),
     NacosApp(Addr<crate::actors::nacos_app::NacosApp>),
     NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
@@ -170,8 +171,27 @@ impl Director {
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         self.idle_close(env.node, spec.idle_close);
         let topics = spec.topics.clone();
-        let actor = RouteClient::new(env, core, namesrvs, start_index, topics, spec.poll_interval, spec.timeout);
-        self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor)));
+        let mut actor = RouteClient::new(
+            env.clone(),
+            core.clone(),
+            namesrvs,
+            start_index,
+            topics,
+            spec.poll_interval,
+            spec.timeout,
+        );
+        // The client's producers share its route cache and its network endpoint.
+        let specs: Vec<_> = self.scenario.producers.iter().filter(|p| p.client == spec.name).cloned().collect();
+        let mut producers = None;
+        if !specs.is_empty() {
+            let brokers: Vec<(String, NodeId)> =
+                self.scenario.brokers.iter().map(|b| (b.config.addr.clone(), self.nodes[&b.name])).collect();
+            let nodes = brokers.iter().map(|(_, n)| *n).collect();
+            let addr = Producers::new(env, core, brokers, specs).start();
+            actor = actor.with_producers(nodes, addr.clone().recipient());
+            producers = Some(addr);
+        }
+        self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor), producers));
     }
 
     /// The process is gone: hide its state from observers, close its sockets, stop its actors.
@@ -182,7 +202,7 @@ impl Director {
         let world = &self.env.obs.world;
         match self.running.get(name) {
             Some(Running::Namesrv(_)) => world.set_namesrv(name, None),
-            Some(Running::Client(_)) => world.set_client(name, None),
+            Some(Running::Client(..)) => world.set_client(name, None),
             Some(Running::NacosServer(..)) => world.set_nacos_server(name, None),
             Some(Running::NacosSubscriber(_)) => world.set_nacos_subscriber(name, None),
             Some(Running::Broker(_) | Running::NacosApp(_)) | None => {}
@@ -192,7 +212,12 @@ impl Director {
         match self.running.remove(name) {
             Some(Running::Namesrv(a)) => a.do_send(Stop),
             Some(Running::Broker(a)) => a.do_send(Stop),
-            Some(Running::Client(a)) => a.do_send(Stop),
+            Some(Running::Client(a, producers)) => {
+                a.do_send(Stop);
+                if let Some(p) = producers {
+                    p.do_send(Stop);
+                }
+            }
             Some(Running::NacosServer(a, _)) => a.do_send(Stop),
             Some(Running::NacosApp(a)) => a.do_send(Stop),
             Some(Running::NacosSubscriber(a)) => a.do_send(Stop),

@@ -9,6 +9,7 @@
 //! | [`scanner::Scanner`] | `RouteInfoManager::scan_not_active_broker` | `scanNotActiveBroker` task |
 //! | [`batcher::Batcher`] | `rocketmq::batch` | `BatchUnregistrationService` |
 //! | [`route_client::RouteClient`] | `rocketmq::client` | `MQClientInstance` route refresh |
+//! | [`producer::Producers`] | `rocketmq::producer` | `DefaultMQProducerImpl#sendDefaultImpl`, `MQFaultStrategy` |
 //! | [`nacos_server::NacosServer`] | `nacos::naming`, `nacos::push` | `InstanceController`, `PushDelayTaskExecuteEngine` |
 //! | [`nacos_health::HealthChecker`] | `nacos::health` | `ClientBeatCheckTaskV2`, `ExpiredClientCleaner` |
 //! | [`nacos_app::NacosApp`] | `nacos::beat`, `nacos::http` | `NacosNamingService`, `BeatReactor`, `NamingProxy` |
@@ -16,7 +17,7 @@
 //!
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
-//! broker and route-client actors.
+//! broker, route-client and producer actors.
 
 pub mod batcher;
 pub mod broker;
@@ -29,6 +30,7 @@ pub mod nacos_server;
 pub mod nacos_subscriber;
 pub mod namesrv;
 pub mod network;
+pub mod producer;
 pub mod remoting;
 pub mod route_client;
 pub mod scanner;
@@ -37,6 +39,7 @@ crate::packet_endpoint!(
     broker::Broker,
     namesrv::RouteTable,
     route_client::RouteClient,
+    producer::Producers,
     nacos_server::NacosServer,
     nacos_app::NacosApp,
     nacos_subscriber::NacosSubscriber,

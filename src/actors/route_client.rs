@@ -17,10 +17,10 @@ use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::subject::describe_route_brief;
 use crate::sim::ids::NodeId;
-use crate::sim::packet::Packet;
+use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -38,6 +38,9 @@ pub struct RouteClient {
     timeout: SimDuration,
     /// The round in progress: when it was scheduled, and the topics still to ask for.
     round: Option<(SimTime, VecDeque<String>)>,
+    /// The process's producers, with the broker nodes whose traffic is theirs: the process has
+    /// one network endpoint, this actor.
+    producers: Option<(BTreeSet<NodeId>, Recipient<Packet>)>,
 }
 
 impl RouteClient {
@@ -51,7 +54,13 @@ impl RouteClient {
         timeout: SimDuration,
     ) -> Self {
         let remoting = Remoting::new(env.clone(), namesrvs, start_index);
-        RouteClient { env, core, remoting, topics, poll_interval, timeout, round: None }
+        RouteClient { env, core, remoting, topics, poll_interval, timeout, round: None, producers: None }
+    }
+
+    /// Hands the producers every packet from, or notice about, a broker.
+    pub fn with_producers(mut self, brokers: BTreeSet<NodeId>, to: Recipient<Packet>) -> Self {
+        self.producers = Some((brokers, to));
+        self
     }
 
     /// Asks for the next topic of the round, or ends the round.
@@ -142,6 +151,17 @@ impl Handler<RequestTimeouts> for RouteClient {
 impl Handler<Packet> for RouteClient {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        if let Some((brokers, to)) = &self.producers {
+            let peer = match &p.body {
+                Body::Notice(Notice::ChannelClosed { peer, .. }) => *peer,
+                Body::Notice(Notice::SendFailed { to, .. }) => *to,
+                _ => p.from,
+            };
+            if brokers.contains(&peer) {
+                to.do_send(p);
+                return;
+            }
+        }
         for done in self.remoting.on_packet(p) {
             self.done(done, ctx);
         }

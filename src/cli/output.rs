@@ -40,7 +40,7 @@ pub fn print_report(out: &mut impl Write, r: &RunReport) -> io::Result<()> {
     if r.verdicts.is_empty() {
         writeln!(out, "  (none)")?;
     }
-    for (exp, verdict) in &r.verdicts {
+    for (i, (exp, verdict)) in r.verdicts.iter().enumerate() {
         match verdict {
             Verdict::Held { converged: Some(d) } => {
                 writeln!(out, "  PASS  {}  [{}]  converged after {d}", exp.name, frame(&exp.when))?
@@ -51,6 +51,9 @@ pub fn print_report(out: &mut impl Write, r: &RunReport) -> io::Result<()> {
                 writeln!(out, "        expected: {}", mismatch.expected)?;
                 writeln!(out, "        got:      {}", mismatch.got)?;
             }
+        }
+        if let (true, Some(Some(figures))) = (verdict.held(), r.figures.get(i)) {
+            writeln!(out, "        measured: {figures}")?;
         }
     }
     if !r.violations.is_empty() {

@@ -3,6 +3,7 @@
 //! Each line should say what happened *and why*, in RocketMQ's own vocabulary, e.g.
 //! `ns1/scanner  a0 silent 125.0s > 120s: close channel, queue unregister`.
 
+use crate::rocketmq::send::SendCode;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use serde::Serialize;
@@ -167,6 +168,40 @@ pub enum RmqNote {
         namesrv: String,
         reason: String,
     },
+
+    // ---- broker, answering producers ----
+    /// A `SEND_MESSAGE` refused (`crate::rocketmq::send`); stored ones are not traced here, the
+    /// producer's `SendDone` says it.
+    SendRefused {
+        topic: String,
+        queue: u32,
+        code: SendCode,
+    },
+
+    // ---- producer ----
+    /// One attempt of a send failed; the send tries again or ends.
+    SendAttemptFailed {
+        producer: String,
+        send: u64,
+        /// 0 for the first attempt.
+        attempt: u32,
+        broker: String,
+        queue: u32,
+        why: String,
+        latency: SimDuration,
+    },
+    /// A send ended: `SEND_OK` (or another storing status), or the exception it threw.
+    SendDone {
+        producer: String,
+        send: u64,
+        ok: bool,
+        attempts: u32,
+        /// The last attempt's broker and queue.
+        broker: Option<String>,
+        queue: Option<u32>,
+        elapsed: SimDuration,
+        result: String,
+    },
 }
 
 /// A `registerBroker` the route table accepted (`RmqNote::Registered`).
@@ -208,6 +243,7 @@ impl RmqNote {
         match self {
             RmqNote::RegisterSent { reason, .. } => *reason == RegisterReason::Periodic,
             RmqNote::Registered(r) => !r.first && r.topics_updated.is_empty() && !r.new_channel,
+            RmqNote::SendDone { ok, attempts, .. } => *ok && *attempts == 1,
             RmqNote::HeartbeatSent { .. }
             | RmqNote::HeartbeatRefreshed { .. }
             | RmqNote::RouteServed { .. }
@@ -309,6 +345,23 @@ impl fmt::Display for RmqNote {
             TopicNotExist { topic, namesrv } => write!(f, "route {topic} from {namesrv}: TOPIC_NOT_EXIST"),
             PollFailed { namesrv, reason } => {
                 write!(f, "route poll to {namesrv} failed: {reason}; the cached route stays")
+            }
+            SendRefused { topic, queue, code } => write!(f, "SEND_MESSAGE {topic} q{queue} answered {code}"),
+            SendAttemptFailed { producer, send, attempt, broker, queue, why, latency } => {
+                write!(
+                    f,
+                    "{producer} send #{send} attempt {} to {broker} q{queue} failed after {latency}: {why}",
+                    attempt + 1
+                )
+            }
+            SendDone { producer, send, ok, attempts, broker, queue, elapsed, result } => {
+                let via = match (broker, queue) {
+                    (Some(b), Some(q)) => format!(" via {b} q{q}"),
+                    _ => String::new(),
+                };
+                let word = if *ok { "" } else { "FAILED " };
+                let tries = if *attempts == 1 { "1 attempt".to_string() } else { format!("{attempts} attempts") };
+                write!(f, "{producer} send #{send}: {word}{result}{via} in {elapsed} ({tries})")
             }
         }
     }

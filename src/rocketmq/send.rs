@@ -25,7 +25,8 @@ use crate::rocketmq::types::MASTER_ID;
 use std::fmt;
 
 /// The response codes a send can get (`ResponseCode`, `RemotingSysResponseCode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SendCode {
     /// `SUCCESS` (0): stored; `SendStatus.SEND_OK`.
     Success,

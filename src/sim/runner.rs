@@ -85,6 +85,8 @@ pub struct RunReport {
     pub seed: u64,
     pub end: SimTime,
     pub verdicts: Vec<(Expectation, Verdict)>,
+    /// Beside each verdict, what its subject measured (`sends`: counts and latencies), if anything.
+    pub figures: Vec<Option<String>>,
     /// Invariants broken during the run (only those the scenario enabled).
     pub violations: Vec<Violation>,
     pub digest: String,
@@ -122,6 +124,11 @@ fn world_for(scenario: &Scenario) -> World {
         .collect();
     let mut world = World::new(brokers);
     world.set_nacos_instances(scenario.nacos.instance_facts());
+    for e in &scenario.expects {
+        if let crate::sim::expect::Subject::Sends(w) = &e.subject {
+            world.watch_sends(&w.producer, w.to_broker.as_deref());
+        }
+    }
     world
 }
 
@@ -166,7 +173,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         (obs, budget_exceeded)
     });
     let (obs, budget_exceeded) = obs;
-    let verdicts = obs.checker.borrow().verdicts();
+    let (verdicts, figures) = (obs.checker.borrow().verdicts(), obs.checker.borrow().figures());
     let moments = obs.explainer.as_ref().map(|x| std::mem::take(&mut x.borrow_mut().moments)).unwrap_or_default();
     let violations = obs.monitor.as_ref().map(|m| m.borrow().violations().to_vec()).unwrap_or_default();
     let trace = std::mem::replace(&mut *obs.trace.borrow_mut(), Trace::new(TraceOptions::default()));
@@ -177,6 +184,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         seed,
         end,
         verdicts,
+        figures,
         violations,
         digest,
         events,

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 mod nacos;
+mod sends;
 pub use nacos::NacosInstanceFacts;
+pub use sends::{percentile, SendLog, SendRecord, SendStats};
 
 /// A process's current core, or `None` while it is down. `generation` changes on every swap,
 /// so an observer can tell "same tables, new revision" from "new tables".
@@ -45,6 +47,9 @@ pub struct World {
     /// Static facts about each Nacos instance, by its scenario name, and the way back.
     nacos_instances: BTreeMap<String, NacosInstanceFacts>,
     nacos_names: BTreeMap<(crate::nacos::types::ServiceKey, crate::nacos::types::ClientKey), String>,
+    /// The sends of the producers some expectation asks about: by producer, then by the broker
+    /// name of the send's last attempt (`None`: all of the producer's sends).
+    sends: RefCell<BTreeMap<String, BTreeMap<Option<String>, SendLog>>>,
 }
 
 /// A borrowed core with its generation, or the fact that the process is down.
@@ -101,6 +106,33 @@ impl World {
 
     pub fn client_revision(&self, name: &str) -> (u64, u64) {
         revision(&self.clients, name, |c| c.revision())
+    }
+
+    /// Keep the sends of `producer` (to `broker`, or all of them): an expectation asks.
+    pub fn watch_sends(&self, producer: &str, broker: Option<&str>) {
+        let mut sends = self.sends.borrow_mut();
+        sends.entry(producer.to_string()).or_default().entry(broker.map(str::to_string)).or_default();
+    }
+
+    /// A producer finished a send whose last attempt went to `broker` (if any). Kept only where
+    /// watched: a long run at a high rate would otherwise keep millions of records for nothing.
+    pub fn record_send(&self, producer: &str, broker: Option<&str>, record: SendRecord) {
+        let mut sends = self.sends.borrow_mut();
+        let Some(logs) = sends.get_mut(producer) else { return };
+        if let Some(log) = logs.get_mut(&None) {
+            log.push(record);
+        }
+        if let Some(b) = broker {
+            if let Some(log) = logs.get_mut(&Some(b.to_string())) {
+                log.push(record);
+            }
+        }
+    }
+
+    /// Reads a watched log.
+    pub fn with_sends<R>(&self, producer: &str, broker: Option<&str>, read: impl FnOnce(&SendLog) -> R) -> Option<R> {
+        let sends = self.sends.borrow();
+        sends.get(producer)?.get(&broker.map(str::to_string)).map(read)
     }
 
     /// Names of the name servers, in order.

@@ -14,6 +14,9 @@ struct Item {
     open: bool,
     last_revision: Option<Vec<(u64, u64)>>,
     verdict: Option<Verdict>,
+    /// What was measured when the verdict was reached (a `sends` subject's counts and
+    /// latencies), for the verdict line.
+    figures: Option<String>,
 }
 
 pub struct Checker {
@@ -22,8 +25,10 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(expectations: Vec<Expectation>) -> Self {
-        let items =
-            expectations.into_iter().map(|exp| Item { exp, open: false, last_revision: None, verdict: None }).collect();
+        let items = expectations
+            .into_iter()
+            .map(|exp| Item { exp, open: false, last_revision: None, verdict: None, figures: None })
+            .collect();
         Checker { items }
     }
 
@@ -36,31 +41,31 @@ impl Checker {
                         Ok(()) => Verdict::Held { converged: None },
                         Err(mismatch) => Verdict::Failed { at: t, mismatch },
                     };
-                    notes.push(item.decide(verdict));
+                    notes.push(item.decide(world, verdict));
                 }
                 When::By { from, deadline } => {
                     if !item.open && from <= now {
                         item.open = true;
                         if item.exp.subject.holds(world) {
-                            notes.push(item.decide(Verdict::Held { converged: Some(SimDuration::ZERO) }));
+                            notes.push(item.decide(world, Verdict::Held { converged: Some(SimDuration::ZERO) }));
                             continue;
                         }
                     }
                     if item.open && deadline < now {
                         let mismatch = item.exp.subject.check(world).expect_err("not held yet");
-                        notes.push(item.decide(Verdict::Failed { at: deadline, mismatch }));
+                        notes.push(item.decide(world, Verdict::Failed { at: deadline, mismatch }));
                     }
                 }
                 When::During { from, until } => {
                     if !item.open && from <= now {
                         item.open = true;
                         if let Err(mismatch) = item.exp.subject.check(world) {
-                            notes.push(item.decide(Verdict::Failed { at: from, mismatch }));
+                            notes.push(item.decide(world, Verdict::Failed { at: from, mismatch }));
                             continue;
                         }
                     }
                     if item.open && until < now {
-                        notes.push(item.decide(Verdict::Held { converged: None }));
+                        notes.push(item.decide(world, Verdict::Held { converged: None }));
                     }
                 }
                 When::At(_) => {}
@@ -80,18 +85,23 @@ impl Checker {
             match item.exp.when {
                 When::By { from, .. } => {
                     if item.exp.subject.holds(world) {
-                        notes.push(item.decide(Verdict::Held { converged: Some(t.since(from)) }));
+                        notes.push(item.decide(world, Verdict::Held { converged: Some(t.since(from)) }));
                     }
                 }
                 When::During { .. } => {
                     if let Err(mismatch) = item.exp.subject.check(world) {
-                        notes.push(item.decide(Verdict::Failed { at: t, mismatch }));
+                        notes.push(item.decide(world, Verdict::Failed { at: t, mismatch }));
                     }
                 }
                 When::At(_) => {}
             }
         }
         notes
+    }
+
+    /// What each expectation measured when decided, in scenario order (see `Item::figures`).
+    pub fn figures(&self) -> Vec<Option<String>> {
+        self.items.iter().map(|i| i.figures.clone()).collect()
     }
 
     /// Every expectation with its verdict, in scenario order. Undecided ones (the run stopped
@@ -111,8 +121,11 @@ impl Checker {
 }
 
 impl Item {
-    fn decide(&mut self, verdict: Verdict) -> CheckNote {
+    fn decide(&mut self, world: &World, verdict: Verdict) -> CheckNote {
         self.open = false;
+        if let super::Subject::Sends(w) = &self.exp.subject {
+            self.figures = Some(w.figures(world));
+        }
         let name = self.exp.name.clone();
         let note = match &verdict {
             Verdict::Held { converged } => CheckNote::Held { name, converged: *converged },

@@ -8,12 +8,14 @@
 
 pub mod checker;
 pub mod nacos_subject;
+pub mod sends_subject;
 pub mod subject;
 #[cfg(test)]
 mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};
 pub use nacos_subject::{InstanceState, NacosSubject};
+pub use sends_subject::SendsWant;
 pub use subject::{RouteWant, Subject};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,7 @@
 //! What an expectation is about, and how it is read off the world.
 
 use super::nacos_subject::NacosSubject;
+use super::sends_subject::SendsWant;
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
@@ -19,6 +20,8 @@ pub enum Subject {
     Cluster { namesrv: String, cluster: String, brokers: BTreeSet<String> },
     /// A Nacos instance, service or subscriber view (`super::nacos_subject`).
     Nacos(NacosSubject),
+    /// A producer's sends over the window (`super::sends_subject`).
+    Sends(SendsWant),
 }
 
 /// The parts of a route a scenario asserts; `None` fields are not checked.
@@ -53,6 +56,7 @@ impl Subject {
                 let writable = core.publish_queues(topic).values().sum();
                 want.holds(core.route(topic), Some(writable))
             }),
+            Subject::Sends(s) => s.holds(world),
             _ => self.check(world).is_ok(),
         }
     }
@@ -94,6 +98,7 @@ impl Subject {
                 }
             }
             Subject::Nacos(n) => n.check(world),
+            Subject::Sends(s) => s.check(world),
         }
     }
 
@@ -105,6 +110,7 @@ impl Subject {
             }
             Subject::Client { client, .. } => vec![world.client_revision(client)],
             Subject::Nacos(n) => n.revision(world),
+            Subject::Sends(s) => vec![s.revision(world)],
         }
     }
 }

@@ -277,6 +277,7 @@ fn build(
         namesrvs,
         brokers,
         clients,
+        producers: Vec::new(),
         timeline,
         expects: Vec::new(),
         invariants: Invariant::ROCKETMQ.to_vec(),

@@ -598,8 +598,11 @@ impl NetCore {
     /// Decides a segment's fate as it reaches `to`.
     pub fn arrive(&mut self, now: SimTime, channel: ChannelId, to: NodeId) -> Arrival {
         let (state, host_up) = (self.proc(to).state, self.proc(to).host_up);
+        // A channel gone on a live host crossed its own close: the sender's FIN and this
+        // segment passed each other, and the closed socket answers RST (the sender's end is
+        // already closed, so the RST changes nothing). On a dead host nothing answers.
         let Some(c) = self.channels.get_mut(&channel).filter(|_| host_up) else {
-            return Arrival::Discard;
+            return if host_up { Arrival::Reset } else { Arrival::Discard };
         };
         if !c.is_open_at(to) || state == ProcState::Down {
             return Arrival::Reset;

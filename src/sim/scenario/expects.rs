@@ -14,6 +14,7 @@ pub struct Known<'a> {
     pub topics: &'a BTreeSet<String>,
     pub broker_names: &'a BTreeSet<String>,
     pub nacos: &'a super::nacos::NacosKnown,
+    pub producers: &'a [super::producer::ProducerSpec],
 }
 
 pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expectation> {
@@ -28,7 +29,8 @@ pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expe
         }
         let when = when(ctx, &r, span.clone(), known.anchors);
         let subject = subject(ctx, &r, span, known);
-        if let (Some(when), Some(subject)) = (when, subject) {
+        if let (Some(when), Some(mut subject)) = (when, subject) {
+            super::sends_expect::anchor(&mut subject, &when);
             out.push(Expectation { name: r.name.into_inner(), when, subject });
         }
     }
@@ -93,20 +95,25 @@ fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &Anc
 
 fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &Known) -> Option<Subject> {
     let nacos = super::nacos_expect::count(r);
-    let count =
-        [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some()].iter().filter(|x| **x).count()
-            + nacos;
+    let count = [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some(), r.sends.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        + nacos;
     if count != 1 {
         return ctx.fail(
             span,
             format!("an expectation needs exactly one subject, found {count}"),
             Some(
-                "one of `route`, `client`, `live`, `cluster` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)",
+                "one of `route`, `client`, `live`, `cluster`, `sends` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)",
             ),
         );
     }
     if nacos == 1 {
         return super::nacos_expect::subject(ctx, r, known.nacos);
+    }
+    if let Some(sends) = &r.sends {
+        return super::sends_expect::subject(ctx, sends, known.producers, known.broker_names);
     }
     if let Some(route) = &r.route {
         let rr = route.get_ref();

@@ -14,8 +14,10 @@ mod nacos_expect;
 mod nacos_subscriber;
 #[cfg(test)]
 mod nacos_tests;
+mod producer;
 mod raw;
 mod raw_nacos;
+mod sends_expect;
 mod timeline;
 mod validate;
 mod write;
@@ -30,6 +32,7 @@ use crate::sim::invariants::Invariant;
 pub use error::{ScenarioError, ScenarioErrors};
 pub use limits::{MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
 pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
+pub use producer::{ProducerSpec, Schedule};
 use std::path::{Path, PathBuf};
 pub use timeline::describe;
 pub use write::to_toml;
@@ -49,6 +52,8 @@ pub struct Scenario {
     pub namesrvs: Vec<NamesrvSpec>,
     pub brokers: Vec<BrokerSpec>,
     pub clients: Vec<ClientSpec>,
+    /// Producers, each inside one of the clients.
+    pub producers: Vec<ProducerSpec>,
     /// Nacos naming servers, application processes and subscribers.
     pub nacos: NacosSpecs,
     pub timeline: Vec<TimedEvent>,

@@ -23,6 +23,8 @@ pub struct RawScenario {
     #[serde(default)]
     pub client: Vec<S<RawClient>>,
     #[serde(default)]
+    pub producer: Vec<S<RawProducer>>,
+    #[serde(default)]
     pub nacos_server: Vec<S<super::raw_nacos::RawNacosServer>>,
     #[serde(default)]
     pub instance: Vec<S<super::raw_nacos::RawInstance>>,
@@ -110,6 +112,41 @@ pub struct RawClient {
     pub timeout: Option<S<String>>,
     pub idle_close: Option<S<String>>,
     pub start: Option<S<String>>,
+}
+
+/// A `DefaultMQProducer` inside a client process (its `MQClientInstance`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProducer {
+    pub name: S<String>,
+    pub client: S<String>,
+    pub topic: S<String>,
+    pub rate: Option<S<i64>>,
+    pub burst: Option<S<i64>>,
+    pub every: Option<S<String>>,
+    pub mode: Option<S<String>>,
+    pub from: Option<S<String>>,
+    pub until: Option<S<String>>,
+    pub send_timeout: Option<S<String>>,
+    pub retry_times: Option<S<i64>>,
+    pub retry_times_async: Option<S<i64>>,
+    pub retry_another_broker_when_not_store_ok: Option<bool>,
+    pub send_latency_fault_enable: Option<bool>,
+    pub start_detector_enable: Option<bool>,
+}
+
+/// The `sends` subject: what a producer's sends did over the expectation's window.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSends {
+    pub producer: S<String>,
+    pub to_broker: Option<S<String>>,
+    pub failed: Option<S<i64>>,
+    pub failed_at_most: Option<S<i64>>,
+    pub failed_at_least: Option<S<i64>>,
+    pub succeeded_at_least: Option<S<i64>>,
+    pub retried_at_most: Option<S<i64>>,
+    pub max_latency: Option<S<String>>,
 }
 
 /// One `[[fault]]` or `[[action]]`: a time, an optional name, and exactly one verb.
@@ -230,6 +267,7 @@ pub struct RawExpect {
     pub instance: Option<S<super::raw_nacos::RawInstanceSubject>>,
     pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
+    pub sends: Option<S<RawSends>>,
 }
 
 /// The route claims, for a name server's route (`namesrv`) or a client's view (`client`).

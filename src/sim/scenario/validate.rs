@@ -93,7 +93,29 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         Action::Topic { change: TopicChange::Upsert(t), .. } => Some(t.topic_name.clone()),
         _ => None,
     }));
-    let clients: Vec<_> = raw.client.into_iter().map(|c| client(ctx, c.into_inner(), &known_topics)).collect();
+    let mut clients: Vec<_> = raw.client.into_iter().map(|c| client(ctx, c.into_inner(), &known_topics)).collect();
+    // The most write queues each topic can have over all its brokers, start-up or upserted.
+    let mut most: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let upserts = timeline.placed.iter().filter_map(|p| match &p.event.action {
+        Action::Topic { broker, change: TopicChange::Upsert(t) } => Some((broker.as_str(), t)),
+        _ => None,
+    });
+    for (broker, t) in brokers.iter().flat_map(|b| b.topics.iter().map(|t| (b.name.as_str(), t))).chain(upserts) {
+        let n = most.entry((broker, &t.topic_name)).or_default();
+        *n = (*n).max(u64::from(t.write_queue_nums));
+    }
+    let mut write_queues: BTreeMap<String, u64> = BTreeMap::new();
+    for ((_, topic), n) in most {
+        *write_queues.entry(topic.to_string()).or_default() += n;
+    }
+    let producers = super::producer::producers(ctx, raw.producer, &write_queues);
+    for p in &producers {
+        if let Some(c) = clients.iter_mut().find(|c| c.name == p.client) {
+            if !c.topics.contains(&p.topic) {
+                c.topics.push(p.topic.clone());
+            }
+        }
+    }
     let starts: BTreeMap<String, SimTime> = namesrvs
         .iter()
         .map(|n| (n.name.clone(), n.start))
@@ -109,6 +131,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         topics: &known_topics,
         broker_names: &broker_names,
         nacos: &nacos_known,
+        producers: &producers,
     };
     let expects = super::expects::expects(ctx, raw.expect, &known);
     let timeline = timeline.placed.into_iter().map(|p| p.event).collect();
@@ -123,6 +146,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         namesrvs,
         brokers,
         clients,
+        producers,
         nacos,
         timeline,
         expects,

@@ -73,6 +73,9 @@ pub fn to_toml(s: &Scenario) -> String {
     for c in &s.clients {
         client(&mut out, c, &all_ns);
     }
+    for p in &s.producers {
+        super::producer::write(&mut out, p);
+    }
     super::write_nacos::tables(&mut out, &s.nacos);
     for e in &s.timeline {
         event(&mut out, e, &all_ns);
@@ -279,6 +282,7 @@ fn expect(out: &mut String, e: &Expectation) {
             format!("cluster = {{ namesrv = {}, cluster = {}, brokers = {} }}", q(namesrv), q(cluster), list(brokers))
         }
         Subject::Nacos(n) => super::write_nacos::subject(n),
+        Subject::Sends(w) => super::sends_expect::write(w),
     };
     let _ = writeln!(out, "{subject}");
 }

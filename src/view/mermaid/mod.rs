@@ -131,6 +131,10 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
         What::Net(NetNote::Reset { from, to, msg, .. }) => {
             d.arrow(to, from, "--x", t, &format!("RST: {msg} hit a closed end"))
         }
+        // A producer's refused send is told by its attempt, and folds with the sends around it.
+        What::Net(NetNote::ConnectFailed { from, to, msg, .. }) if msg.starts_with("SEND_MESSAGE") => {
+            d.routine(from, to, t, &format!("{msg}: connect failed"))
+        }
         What::Net(NetNote::ConnectFailed { from, to, msg, .. }) => {
             d.arrow(from, to, "-x", t, &format!("{msg}: connect failed"))
         }

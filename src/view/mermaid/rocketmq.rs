@@ -77,6 +77,16 @@ pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
         RmqNote::MinBrokerIdChanged { broker_name, min_id, .. } => {
             d.note(a, t, &format!("notifyMinBrokerIdChanged {broker_name}: min id {min_id}"))
         }
+        // Sends fold by what happened to them, never by their numbers and times, so a stream of
+        // them is one line with a count.
+        RmqNote::SendDone { ok: true, attempts: 1, .. } => d.routine(a, a, t, "send: SEND_OK"),
+        RmqNote::SendDone { ok: true, .. } => d.routine(a, a, t, "send: SEND_OK after a retry on another broker"),
+        RmqNote::SendDone { ok: false, send, result, .. } => d.note(a, t, &format!("send #{send} FAILED: {result}")),
+        RmqNote::SendAttemptFailed { broker, why, .. } => {
+            let exception = why.split(':').next().unwrap_or(why);
+            d.routine(a, a, t, &format!("attempt to {broker} failed: {exception}"))
+        }
+        RmqNote::SendRefused { topic, code, .. } => d.routine(a, a, t, &format!("SEND_MESSAGE {topic}: {code}")),
         _ => {}
     }
 }

@@ -237,6 +237,7 @@ fn build(
         namesrvs: Vec::new(),
         brokers: Vec::new(),
         clients: Vec::new(),
+        producers: Vec::new(),
         timeline,
         expects: Vec::new(),
         invariants: Invariant::NACOS.to_vec(),

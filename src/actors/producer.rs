@@ -1,0 +1,355 @@
+//! The producers of one client process: each `[[producer]]` sends on its schedule through the
+//! client's `MQClientInstance` — the same route cache the route client refreshes, and one
+//! remoting client (one channel per broker) for all of them, as in Java.
+//!
+//! The send logic is `rocketmq::producer`'s ([`Send`], [`AsyncSend`]); this actor starts sends on
+//! time, puts each attempt on the simulated network as a `SEND_MESSAGE_V2` with the attempt's
+//! timeout, and reports how it ended: the broker's answer, `RemotingConnectException` (the
+//! connection refused, or no SYN answered within the connect timeout), or a timeout.
+//!
+//! Simplifications, each a choice about the Java threads around the send: sends run
+//! concurrently (as from a pool of sending threads), each starting on schedule however long the
+//! others take; a producer has one round-robin index (`ThreadLocalIndex` is per thread); a retry
+//! reads the publish info as it is now, where Java keeps the one its send began with; a oneway
+//! send counts as written when it is handed to the network.
+
+use crate::actors::env::{Env, Stop};
+use crate::actors::remoting::{Done, Failure as NetFailure, Remoting, RequestTimeouts};
+use crate::rocketmq::client::RouteClientCore;
+use crate::rocketmq::notes::RmqNote;
+use crate::rocketmq::producer::{
+    AsyncSend, CommunicationMode, Finished, MQFaultStrategy, Outcome, Send, SendAttempt, SendEnv, SendStatus,
+    SendWhichQueue, Step, TopicPublishInfo, Verdict,
+};
+use crate::rocketmq::types::{TopicRouteData, MASTER_ID};
+use crate::rocketmq::wire::RmqMsg;
+use crate::sim::clock::SimTime;
+use crate::sim::ids::NodeId;
+use crate::sim::packet::Packet;
+use crate::sim::scenario::ProducerSpec;
+use crate::sim::world::SendRecord;
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A send in progress: its state machine and the attempt on the wire.
+enum Machine {
+    Sync(Send),
+    Async(AsyncSend),
+}
+
+struct Flight {
+    machine: Machine,
+    attempt: SendAttempt,
+    started: SimTime,
+}
+
+struct Producer {
+    spec: ProducerSpec,
+    env: Env,
+    topic: Arc<str>,
+    strategy: MQFaultStrategy,
+    tp: TopicPublishInfo,
+    /// The route `tp` was built from.
+    built_from: Option<TopicRouteData>,
+    next_send: u64,
+    /// The schedule's next tick.
+    tick: u64,
+    flights: BTreeMap<u64, Flight>,
+}
+
+pub struct Producers {
+    env: Env,
+    core: Rc<RefCell<RouteClientCore>>,
+    /// One remoting client for the process; its targets are every broker address.
+    remoting: Remoting<(usize, u64)>,
+    targets: BTreeMap<String, usize>,
+    producers: Vec<Producer>,
+}
+
+impl Producers {
+    /// `brokers`: every broker's address and node, which routes name by address.
+    pub fn new(
+        env: Env,
+        core: Rc<RefCell<RouteClientCore>>,
+        brokers: Vec<(String, NodeId)>,
+        specs: Vec<ProducerSpec>,
+    ) -> Self {
+        let targets = brokers.iter().enumerate().map(|(i, (addr, _))| (addr.clone(), i)).collect();
+        let producers = specs
+            .into_iter()
+            .map(|spec| Producer {
+                env: env.part(&spec.name),
+                topic: Arc::from(spec.topic.as_str()),
+                strategy: MQFaultStrategy::new(&spec.config),
+                tp: TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
+                built_from: None,
+                next_send: 1,
+                tick: 0,
+                flights: BTreeMap::new(),
+                spec,
+            })
+            .collect();
+        let remoting = Remoting::new(env.clone(), brokers, 0);
+        Producers { env, core, remoting, targets, producers }
+    }
+
+    /// The next tick of producer `i`'s schedule, if it is still before its `until`.
+    fn schedule(&mut self, i: usize, ctx: &mut Context<Self>) {
+        let p = &self.producers[i];
+        let (offset, _) = p.spec.schedule.tick(p.tick);
+        let at = p.spec.from + offset;
+        if at <= p.spec.until {
+            let delay = at.since(self.env.now().min(at));
+            self.env.after(delay, ctx.address(), SendTick(i));
+        }
+    }
+
+    /// `topicRouteData2TopicPublishInfo` again whenever the client's route for the topic changed.
+    fn refresh(&mut self, i: usize) {
+        let core = self.core.borrow();
+        let p = &mut self.producers[i];
+        let route = core.route(&p.spec.topic);
+        if route == p.built_from.as_ref() {
+            return;
+        }
+        p.built_from = route.cloned();
+        p.tp = match route {
+            Some(r) => self.env.net.with_rng(|rng| TopicPublishInfo::from_route(&p.spec.topic, r, rng)),
+            None => TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
+        };
+    }
+
+    fn start_send(&mut self, i: usize, ctx: &mut Context<Self>) {
+        self.refresh(i);
+        let now = self.env.now();
+        let p = &mut self.producers[i];
+        let id = p.next_send;
+        p.next_send += 1;
+        let c = &p.spec.config;
+        let mut machine = match p.spec.mode {
+            CommunicationMode::Async => Machine::Async(AsyncSend::begin(now, c.send_msg_timeout)),
+            mode => Machine::Sync(Send::begin(now, mode, c.send_msg_timeout, c.retry_times_when_send_failed)),
+        };
+        let step = self.step(
+            i,
+            |m, now, env| match m {
+                Machine::Sync(s) => s.next(now, env),
+                Machine::Async(a) => a.first(now, env),
+            },
+            &mut machine,
+        );
+        self.follow(i, id, machine, step, ctx);
+    }
+
+    /// Runs one call of the send's state machine with what it borrows from the producer.
+    fn step(
+        &mut self,
+        i: usize,
+        call: impl FnOnce(&mut Machine, SimTime, &mut SendEnv<'_>) -> Step,
+        machine: &mut Machine,
+    ) -> Step {
+        let now = self.env.now();
+        let core = self.core.borrow();
+        let p = &mut self.producers[i];
+        // `findBrokerAddressInPublish`: the master's address of a broker name, from the route.
+        let route = core.route(&p.spec.topic);
+        let resolve = |name: &str| -> Option<String> {
+            let bd = route?.broker_datas.iter().find(|bd| bd.broker_name == name)?;
+            bd.broker_addrs.get(&MASTER_ID).cloned()
+        };
+        self.env.net.with_rng(|rng| {
+            let mut env =
+                SendEnv { tp: &mut p.tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };
+            call(machine, now, &mut env)
+        })
+    }
+
+    /// Puts the next attempt on the wire, or ends the send.
+    fn follow(&mut self, i: usize, id: u64, mut machine: Machine, mut step: Step, ctx: &mut Context<Self>) {
+        loop {
+            let attempt = match step {
+                Step::Done(finished) => return self.finished(i, id, &finished),
+                Step::Attempt(a) => a,
+            };
+            let target = self.targets.get(&attempt.addr).copied();
+            // Outcomes known without waiting: an attempt with no time left (`invokeSync` throws
+            // before writing), an address no broker listens on, a oneway write.
+            let at_once = match (target, self.producers[i].spec.mode) {
+                _ if attempt.timeout.millis() == 0 => Some(Outcome::TimedOut),
+                (None, _) => Some(Outcome::Refused),
+                (Some(t), CommunicationMode::Oneway) => {
+                    let msg = RmqMsg::SendMessage {
+                        topic: self.producers[i].topic.clone(),
+                        queue_id: attempt.queue.queue_id,
+                    };
+                    self.remoting.invoke_oneway(t, msg);
+                    Some(Outcome::Stored(SendStatus::SendOk))
+                }
+                (Some(t), _) => {
+                    let msg = RmqMsg::SendMessage {
+                        topic: self.producers[i].topic.clone(),
+                        queue_id: attempt.queue.queue_id,
+                    };
+                    self.remoting.invoke_sync(t, msg, attempt.timeout, (i, id), ctx);
+                    None
+                }
+            };
+            match at_once {
+                Some(outcome) => {
+                    let why = match outcome {
+                        Outcome::Stored(_) => None,
+                        Outcome::Refused => Some(format!("RemotingConnectException: no broker at {}", attempt.addr)),
+                        _ => Some("RemotingTimeoutException: no time left before writing".to_string()),
+                    };
+                    if let Some(why) = why {
+                        self.note_failure(i, id, &attempt, why, self.env.now());
+                    }
+                    step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine);
+                }
+                None => {
+                    let started = self.env.now();
+                    self.producers[i].flights.insert(id, Flight { machine, attempt, started });
+                    return;
+                }
+            }
+        }
+    }
+
+    fn answered(&mut self, (i, id): (usize, u64), outcome: Outcome, why: Option<String>, ctx: &mut Context<Self>) {
+        let Some(Flight { mut machine, attempt, started }) = self.producers[i].flights.remove(&id) else { return };
+        if let Some(why) = why {
+            self.note_failure(i, id, &attempt, why, started);
+        }
+        let step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine);
+        self.follow(i, id, machine, step, ctx);
+    }
+
+    fn note_failure(&self, i: usize, id: u64, a: &SendAttempt, why: String, started: SimTime) {
+        let p = &self.producers[i];
+        p.env.record(RmqNote::SendAttemptFailed {
+            producer: p.spec.name.clone(),
+            send: id,
+            attempt: a.times,
+            broker: a.queue.broker_name.clone(),
+            queue: a.queue.queue_id,
+            why,
+            latency: self.env.now().since(started),
+        });
+    }
+
+    fn finished(&mut self, i: usize, id: u64, f: &Finished) {
+        let p = &self.producers[i];
+        let last = f.attempts.last();
+        let broker = last.map(|a| a.queue.broker_name.clone());
+        let (ok, result) = match &f.verdict {
+            Verdict::Sent { status, .. } => (true, format!("{status:?}")),
+            Verdict::CallTimeout => (false, "sendDefaultImpl call timeout".to_string()),
+            Verdict::Failed { response_code, .. } => {
+                (false, format!("Send [{}] times, still failed (code {response_code})", f.attempts.len()))
+            }
+            Verdict::BrokerRejected { code } => (false, format!("MQBrokerException, code {code}")),
+            Verdict::NoRouteInfo => (false, "No route info of this topic".to_string()),
+        };
+        let record = SendRecord { end: self.env.now(), latency: f.elapsed, ok, retried: f.attempts.len() > 1 };
+        p.env.obs.world.record_send(&p.spec.name, broker.as_deref(), record);
+        p.env.record(RmqNote::SendDone {
+            producer: p.spec.name.clone(),
+            send: id,
+            ok,
+            attempts: f.attempts.len() as u32,
+            broker,
+            queue: last.map(|a| a.queue.queue_id),
+            elapsed: f.elapsed,
+            result,
+        });
+    }
+}
+
+fn on_result(m: &mut Machine, now: SimTime, outcome: Outcome, env: &mut SendEnv<'_>) -> Step {
+    match m {
+        Machine::Sync(s) => s.on_result(now, outcome, env),
+        Machine::Async(a) => a.on_result(now, outcome, env),
+    }
+}
+
+/// How a request to a broker ended, as the send loop reads it, and in words when it failed.
+fn outcome(done: Done<(usize, u64)>) -> ((usize, u64), Outcome, Option<String>) {
+    match done {
+        Done::Answered { purpose, reply: RmqMsg::SendMessageReply { code, .. }, .. } => {
+            let outcome = Outcome::from_response_code(i32::from(code.code()));
+            let why = (!code.is_ok()).then(|| format!("MQBrokerException: {code} ({})", code.code()));
+            (purpose, outcome, why)
+        }
+        // No other answer can come back to a send.
+        Done::Answered { purpose, .. } => (purpose, Outcome::TimedOut, Some("an unexpected answer".into())),
+        Done::Failed { purpose, failure: f @ NetFailure::Connect(_), .. } => {
+            (purpose, Outcome::Refused, Some(format!("RemotingConnectException: {f}")))
+        }
+        // A timeout, or the channel closing under the request (`RemotingSendRequestException`):
+        // the send loop treats every `RemotingException` alike.
+        Done::Failed { purpose, failure: f @ NetFailure::Timeout(_), .. } => {
+            (purpose, Outcome::TimedOut, Some(format!("RemotingTimeoutException: {f}")))
+        }
+        Done::Failed { purpose, failure: f @ NetFailure::Closed, .. } => {
+            (purpose, Outcome::TimedOut, Some(format!("RemotingSendRequestException: {f}")))
+        }
+    }
+}
+
+impl Actor for Producers {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        for i in 0..self.producers.len() {
+            self.schedule(i, ctx);
+        }
+    }
+}
+
+/// Producer `i`'s schedule is due.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct SendTick(usize);
+
+impl Handler<SendTick> for Producers {
+    type Result = ();
+    fn handle(&mut self, SendTick(i): SendTick, ctx: &mut Context<Self>) {
+        let p = &mut self.producers[i];
+        let (_, count) = p.spec.schedule.tick(p.tick);
+        p.tick += 1;
+        for _ in 0..count {
+            self.start_send(i, ctx);
+        }
+        self.schedule(i, ctx);
+    }
+}
+
+impl Handler<Packet> for Producers {
+    type Result = ();
+    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        for done in self.remoting.on_packet(p) {
+            let (key, outcome, why) = outcome(done);
+            self.answered(key, outcome, why, ctx);
+        }
+    }
+}
+
+impl Handler<RequestTimeouts> for Producers {
+    type Result = ();
+    fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
+        for done in self.remoting.on_timeouts(ctx) {
+            let (key, outcome, why) = outcome(done);
+            self.answered(key, outcome, why, ctx);
+        }
+    }
+}
+
+impl Handler<Stop> for Producers {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
