@@ -11,6 +11,11 @@
 //! `BeatReactor` gets a thread per instance (`beat_threads`), so its beats go out together, as
 //! `../shared/perf-floor` schedules them. The target is under 5 s.
 //!
+//! RocketMQ with producers: the same cluster, plus 10 producers (one in each client) sending
+//! 100 messages a second each, synchronously, to the client's first topic for the whole hour:
+//! 3.6 million sends, the ones that pick a failed master in the wave stalling or retrying. It has
+//! no counterpart in `../shared/perf-floor`.
+//!
 //! Each case runs a few times and reports the best and median wall time plus events per second.
 //! Timing belongs here, never in `cargo test`.
 
@@ -24,7 +29,10 @@ use routesim::rocketmq::types::{TopicConfig, NETTY_IDLE_TIME};
 use routesim::sim::clock::{SimDuration, SimTime};
 use routesim::sim::expect::{Expectation, RouteWant, Subject, When};
 use routesim::sim::runner::{run, RunOptions};
-use routesim::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario, TimedEvent};
+use routesim::rocketmq::producer::{CommunicationMode, ProducerConfig};
+use routesim::sim::scenario::{
+    Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, ProducerSpec, Scenario, Schedule, TimedEvent,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -160,6 +168,28 @@ fn nacos_scale(providers: usize, services: usize) -> Scenario {
         .expect("the generated scenario is valid")
 }
 
+/// Ten producers at 100 messages a second, one in each client, each on the client's first topic.
+fn with_producers(mut s: Scenario) -> Scenario {
+    let end = SimTime::ZERO + s.duration;
+    s.producers = s
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ProducerSpec {
+            name: format!("p{i}"),
+            client: c.name.clone(),
+            topic: c.topics[0].clone(),
+            schedule: Schedule::Steady { rate: 100 },
+            mode: CommunicationMode::Sync,
+            from: c.start + SimDuration::from_secs(1),
+            until: end,
+            config: ProducerConfig::default(),
+        })
+        .collect();
+    s.name.push_str(", 10 producers x 100 msg/s");
+    s
+}
+
 fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration) {
     let mut times = Vec::new();
     let mut events = 0;
@@ -197,6 +227,15 @@ fn main() {
             &s,
             3,
             Duration::from_secs(2),
+        );
+    }
+    if wanted("producers") {
+        let s = with_producers(rocketmq_scale(500, 100));
+        measure(
+            "rocketmq+producers: the same, plus 10 producers x 100 msg/s (3.6 million sends)",
+            &s,
+            3,
+            Duration::from_secs(6),
         );
     }
 }
