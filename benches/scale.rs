@@ -24,12 +24,12 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use routesim::rocketmq::broker::BrokerConfig;
+use routesim::rocketmq::producer::{CommunicationMode, ProducerConfig};
 use routesim::rocketmq::route_table::NamesrvConfig;
 use routesim::rocketmq::types::{TopicConfig, NETTY_IDLE_TIME};
 use routesim::sim::clock::{SimDuration, SimTime};
 use routesim::sim::expect::{Expectation, RouteWant, Subject, When};
 use routesim::sim::runner::{run, RunOptions};
-use routesim::rocketmq::producer::{CommunicationMode, ProducerConfig};
 use routesim::sim::scenario::{
     Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, ProducerSpec, Scenario, Schedule, TimedEvent,
 };

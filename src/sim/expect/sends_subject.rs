@@ -16,6 +16,7 @@ pub struct SendsWant {
     pub to_broker: Option<String>,
     /// Sends ending at or after this time count.
     pub since: SimTime,
+    pub sent_at_most: Option<u64>,
     pub failed: Option<u64>,
     pub failed_at_most: Option<u64>,
     pub failed_at_least: Option<u64>,
@@ -31,7 +32,8 @@ impl SendsWant {
 
     pub fn holds(&self, world: &World) -> bool {
         let s = self.stats(world);
-        self.failed.is_none_or(|n| s.failed() == n)
+        self.sent_at_most.is_none_or(|n| s.sent <= n)
+            && self.failed.is_none_or(|n| s.failed() == n)
             && self.failed_at_most.is_none_or(|n| s.failed() <= n)
             && self.failed_at_least.is_none_or(|n| s.failed() >= n)
             && self.succeeded_at_least.is_none_or(|n| s.ok >= n)
@@ -54,6 +56,9 @@ impl SendsWant {
 
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(n) = self.sent_at_most {
+            parts.push(format!("at most {n} sent"));
+        }
         if let Some(n) = self.failed {
             parts.push(format!("{n} failed"));
         }

@@ -141,6 +141,7 @@ pub struct RawProducer {
 pub struct RawSends {
     pub producer: S<String>,
     pub to_broker: Option<S<String>>,
+    pub sent_at_most: Option<S<i64>>,
     pub failed: Option<S<i64>>,
     pub failed_at_most: Option<S<i64>>,
     pub failed_at_least: Option<S<i64>>,

@@ -46,6 +46,7 @@ pub fn subject(
         producer: name.clone(),
         to_broker,
         since: SimTime::ZERO,
+        sent_at_most: count(ctx, &r.sent_at_most, "sent_at_most"),
         failed: count(ctx, &r.failed, "failed"),
         failed_at_most: count(ctx, &r.failed_at_most, "failed_at_most"),
         failed_at_least: count(ctx, &r.failed_at_least, "failed_at_least"),
@@ -53,15 +54,16 @@ pub fn subject(
         retried_at_most: count(ctx, &r.retried_at_most, "retried_at_most"),
         max_latency: r.max_latency.as_ref().and_then(|v| ctx.checked(v, "max_latency", Least::Zero, None)),
     };
-    let claims =
-        [r.failed.is_some(), r.failed_at_most.is_some(), r.failed_at_least.is_some(), r.succeeded_at_least.is_some()]
-            .into_iter()
-            .chain([r.retried_at_most.is_some(), r.max_latency.is_some()])
-            .filter(|c| *c)
-            .count();
+    // The claims: want's counts and bound, filled in above from the same fields.
+    let claims = [want.sent_at_most, want.failed, want.failed_at_most, want.failed_at_least]
+        .into_iter()
+        .chain([want.succeeded_at_least, want.retried_at_most])
+        .filter(Option::is_some)
+        .count()
+        + usize::from(r.max_latency.is_some());
     if claims == 0 {
-        let help =
-            "`failed`, `failed_at_most`, `failed_at_least`, `succeeded_at_least`, `retried_at_most` or `max_latency`";
+        let help = "`sent_at_most`, `failed`, `failed_at_most`, `failed_at_least`, `succeeded_at_least`, \
+                    `retried_at_most` or `max_latency`";
         return ctx.fail(raw.span(), "a sends subject needs at least one claim", Some(help));
     }
     Some(Subject::Sends(want))
@@ -85,6 +87,7 @@ pub fn write(w: &SendsWant) -> String {
         fields.push(format!("to_broker = {}", q(b)));
     }
     let counts = [
+        ("sent_at_most", w.sent_at_most),
         ("failed", w.failed),
         ("failed_at_most", w.failed_at_most),
         ("failed_at_least", w.failed_at_least),
