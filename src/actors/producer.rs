@@ -52,8 +52,10 @@ struct Producer {
     topic: Arc<str>,
     strategy: MQFaultStrategy,
     tp: TopicPublishInfo,
-    /// The route `tp` was built from.
-    built_from: Option<TopicRouteData>,
+    /// The route `tp` was built from, and its masters' addresses by broker name
+    /// (`brokerAddrTable`, which `findBrokerAddressInPublish` reads).
+    built_from: Option<Arc<TopicRouteData>>,
+    masters: BTreeMap<String, String>,
     next_send: u64,
     /// The schedule's next tick.
     tick: u64,
@@ -86,6 +88,7 @@ impl Producers {
                 strategy: MQFaultStrategy::new(&spec.config),
                 tp: TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
                 built_from: None,
+                masters: BTreeMap::new(),
                 next_send: 1,
                 tick: 0,
                 flights: BTreeMap::new(),
@@ -107,15 +110,30 @@ impl Producers {
         }
     }
 
-    /// `topicRouteData2TopicPublishInfo` again whenever the client's route for the topic changed.
+    /// `topicRouteData2TopicPublishInfo` again whenever the client's route for the topic changed
+    /// (told by pointer: the cache keeps an unchanged route's `Arc`; comparing a route of
+    /// hundreds of groups on every send would cost more than the send).
     fn refresh(&mut self, i: usize) {
         let core = self.core.borrow();
         let p = &mut self.producers[i];
-        let route = core.route(&p.spec.topic);
-        if route == p.built_from.as_ref() {
+        let route = core.route_shared(&p.spec.topic);
+        let same = match (route, &p.built_from) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
             return;
         }
         p.built_from = route.cloned();
+        p.masters = route
+            .map(|r| {
+                let master = |bd: &crate::rocketmq::types::BrokerData| {
+                    bd.broker_addrs.get(&MASTER_ID).map(|a| (bd.broker_name.clone(), a.clone()))
+                };
+                r.broker_datas.iter().filter_map(master).collect()
+            })
+            .unwrap_or_default();
         p.tp = match route {
             Some(r) => self.env.net.with_rng(|rng| TopicPublishInfo::from_route(&p.spec.topic, r, rng)),
             None => TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
@@ -152,14 +170,10 @@ impl Producers {
         machine: &mut Machine,
     ) -> Step {
         let now = self.env.now();
-        let core = self.core.borrow();
         let p = &mut self.producers[i];
-        // `findBrokerAddressInPublish`: the master's address of a broker name, from the route.
-        let route = core.route(&p.spec.topic);
-        let resolve = |name: &str| -> Option<String> {
-            let bd = route?.broker_datas.iter().find(|bd| bd.broker_name == name)?;
-            bd.broker_addrs.get(&MASTER_ID).cloned()
-        };
+        // `findBrokerAddressInPublish`: the master's address of a broker name.
+        let masters = &p.masters;
+        let resolve = |name: &str| -> Option<String> { masters.get(name).cloned() };
         self.env.net.with_rng(|rng| {
             let mut env =
                 SendEnv { tp: &mut p.tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };

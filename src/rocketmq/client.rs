@@ -125,6 +125,12 @@ impl RouteClientCore {
         self.routes.get(topic).map(|r| &**r)
     }
 
+    /// The cached route as shared: a new `Arc` exactly when the route changed, so a reader can
+    /// tell by pointer whether what it derived from the route is still current.
+    pub fn route_shared(&self, topic: &str) -> Option<&Arc<TopicRouteData>> {
+        self.routes.get(topic)
+    }
+
     /// Bumped whenever a cached route changes.
     pub fn revision(&self) -> u64 {
         self.revision
