@@ -292,3 +292,22 @@ fn a_passing_sends_expectation_prints_what_was_measured() {
     assert!(measured.starts_with("measured: sent "), "the line under PASS:\n{out}");
     assert!(measured.contains(", failed 0, retried 0, latency p50 "), "{out}");
 }
+
+#[test]
+fn a_restarted_client_sends_from_its_next_tick_not_every_tick_it_missed() {
+    // The client is down from 10.5 s to 40.5 s. Restarted, it has no route until its first
+    // poll 10 ms later; had it replayed the 30 ticks it missed, they would all fail at once
+    // for want of a route (`No route info of this topic`).
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "{}\n[[fault]]\nat = \"10500ms\"\ncrash = \"app\"\n\n[[fault]]\nat = \"40500ms\"\nrestart = \"app\"\n\n\
+         [[expect]]\nname = \"no catch-up burst\"\nfrom = \"restart app\"\nuntil = \"1m\"\n\
+         sends = {{ producer = \"p1\", failed = 0 }}\n",
+        producer("rate = 1")
+    );
+    let file = write(dir.path(), "p.toml", &format!("{CLUSTER}{extra}"));
+    let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("measured: sent 19, ok 19, failed 0"), "one send a second from 41 s to 59 s:\n{out}");
+}

@@ -303,7 +303,14 @@ impl Actor for Producers {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        // A process that starts after `from` (a late `start`, a restart) begins at its next
+        // tick: the ticks it was not running for are not sent late, all in one instant.
+        let now = self.env.now();
         for i in 0..self.producers.len() {
+            let p = &mut self.producers[i];
+            if now > p.spec.from {
+                p.tick = p.spec.schedule.first_tick_from(now.since(p.spec.from));
+            }
             self.schedule(i, ctx);
         }
     }

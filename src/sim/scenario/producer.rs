@@ -46,6 +46,16 @@ impl Schedule {
             Schedule::Bursts { size, every } => (SimDuration(k.saturating_mul(every.millis())), size),
         }
     }
+
+    /// The first tick due at or after `elapsed` from the first: where a producer whose process
+    /// starts (or restarts) late begins, instead of sending every tick it missed at once.
+    pub fn first_tick_from(&self, elapsed: SimDuration) -> u64 {
+        match *self {
+            // floor(k·1000/rate) >= e exactly when k >= e·rate/1000.
+            Schedule::Steady { rate } => (elapsed.millis() * u64::from(rate)).div_ceil(1000),
+            Schedule::Bursts { every, .. } => elapsed.millis().div_ceil(every.millis()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -227,4 +237,23 @@ pub fn write(out: &mut String, p: &ProducerSpec) {
     let _ = writeln!(out, "retry_another_broker_when_not_store_ok = {}", c.retry_another_broker_when_not_store_ok);
     let _ = writeln!(out, "send_latency_fault_enable = {}", c.send_latency_fault_enable);
     let _ = writeln!(out, "start_detector_enable = {}", c.start_detector_enable);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_start_begins_at_the_first_tick_not_yet_due() {
+        // 3 a second: ticks at 0, 333, 666, 1000 ms. At 334 ms the next is the one at 666.
+        let steady = Schedule::Steady { rate: 3 };
+        for elapsed in [0, 1, 333, 334, 666, 667, 1000, 30_001] {
+            let k = steady.first_tick_from(SimDuration(elapsed));
+            assert!(steady.tick(k).0 >= SimDuration(elapsed), "rate 3, {elapsed} ms: tick {k}");
+            assert!(k == 0 || steady.tick(k - 1).0 < SimDuration(elapsed), "rate 3, {elapsed} ms: tick {k}");
+        }
+        let bursts = Schedule::Bursts { size: 5, every: SimDuration::from_secs(10) };
+        assert_eq!(bursts.first_tick_from(SimDuration(10_000)), 1);
+        assert_eq!(bursts.first_tick_from(SimDuration(10_001)), 2);
+    }
 }
