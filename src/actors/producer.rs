@@ -11,7 +11,8 @@
 //! concurrently (as from a pool of sending threads), each starting on schedule however long the
 //! others take; a producer has one round-robin index (`ThreadLocalIndex` is per thread); a retry
 //! reads the publish info as it is now, where Java keeps the one its send began with; a oneway
-//! send counts as written when it is handed to the network.
+//! send counts as written when it is handed to the network; a process that starts or restarts
+//! after a producer's `from` begins at the schedule's next tick, not with the ticks it missed.
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::remoting::{Done, Failure as NetFailure, Remoting, RequestTimeouts};
@@ -317,7 +318,14 @@ impl Actor for Producers {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        // A process that starts after `from` (a late `start`, a restart) begins at its next
+        // tick: the ticks it was not running for are not sent late, all in one instant.
+        let now = self.env.now();
         for i in 0..self.producers.len() {
+            let p = &mut self.producers[i];
+            if now > p.spec.from {
+                p.tick = p.spec.schedule.first_tick_from(now.since(p.spec.from));
+            }
             self.schedule(i, ctx);
         }
     }

@@ -20,6 +20,15 @@ pub const MAX_PUBLISH_QUEUES: u64 = 65_536;
 /// resolution.
 pub const MAX_RATE: i64 = 1000;
 
+/// At most this many messages in one burst.
+pub const MAX_BURST: i64 = 100_000;
+
+/// At most this many retries (`retry_times`, `retry_times_async`). Java takes any `int`, but a
+/// synchronous send whose budget is spent to the millisecond makes every remaining attempt at
+/// once (`timeout < costTime` is strict), and on the virtual clock "at once" is one instant
+/// that never ends: 2147483647 retries after one power-off ran the machine out of memory.
+pub const MAX_RETRY_TIMES: i64 = 1000;
+
 /// When a producer sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
@@ -35,6 +44,16 @@ impl Schedule {
         match *self {
             Schedule::Steady { rate } => (SimDuration(k * 1000 / u64::from(rate)), 1),
             Schedule::Bursts { size, every } => (SimDuration(k.saturating_mul(every.millis())), size),
+        }
+    }
+
+    /// The first tick due at or after `elapsed` from the first: where a producer whose process
+    /// starts (or restarts) late begins, instead of sending every tick it missed at once.
+    pub fn first_tick_from(&self, elapsed: SimDuration) -> u64 {
+        match *self {
+            // floor(k·1000/rate) >= e exactly when k >= e·rate/1000.
+            Schedule::Steady { rate } => (elapsed.millis() * u64::from(rate)).div_ceil(1000),
+            Schedule::Bursts { every, .. } => elapsed.millis().div_ceil(every.millis()),
         }
     }
 }
@@ -100,16 +119,18 @@ fn producer(ctx: &mut Ctx, r: RawProducer, write_queues: &BTreeMap<String, u64>)
     let from = r.from.as_ref().and_then(|v| ctx.time(v)).unwrap_or(SimTime::ZERO + SimDuration::from_secs(1));
     let until = r.until.as_ref().and_then(|v| ctx.time(v)).unwrap_or(SimTime::ZERO + ctx.duration);
     if let (Some(u), true) = (&r.until, until < from) {
-        ctx.error(u.span(), format!("`until` ({until}) is before `from` ({from})"), None);
+        let from_is = if r.from.is_some() { "" } else { ", its default" };
+        let msg = format!("`until` ({until}) is before `from` ({from}{from_is}): the producer would never send");
+        ctx.error(u.span(), msg, Some("`from` is the first send; `until` the last time a send may start".into()));
     }
     let mut config = ProducerConfig::default();
     config.send_msg_timeout =
         ctx.duration_in(&r.send_timeout, config.send_msg_timeout, "send_timeout", Least::OneMilli);
     if let Some(v) = &r.retry_times {
-        config.retry_times_when_send_failed = ctx.count(v, "retry_times", 0).unwrap_or(2);
+        config.retry_times_when_send_failed = retries(ctx, v, "retry_times").unwrap_or(2);
     }
     if let Some(v) = &r.retry_times_async {
-        config.retry_times_when_send_async_failed = ctx.count(v, "retry_times_async", 0).unwrap_or(2);
+        config.retry_times_when_send_async_failed = retries(ctx, v, "retry_times_async").unwrap_or(2);
     }
     let flag = |v: Option<bool>, default: bool| v.unwrap_or(default);
     config.retry_another_broker_when_not_store_ok =
@@ -126,6 +147,16 @@ fn producer(ctx: &mut Ctx, r: RawProducer, write_queues: &BTreeMap<String, u64>)
         until,
         config,
     })
+}
+
+/// `retry_times` or `retry_times_async`: 0 to [`MAX_RETRY_TIMES`].
+fn retries(ctx: &mut Ctx, v: &S<i64>, what: &str) -> Option<u32> {
+    let n = *v.get_ref();
+    if !(0..=MAX_RETRY_TIMES).contains(&n) {
+        let help = "a send whose time is spent makes its remaining attempts in the same instant";
+        return ctx.fail(v.span(), format!("{what} must be between 0 and {MAX_RETRY_TIMES}, got {n}"), Some(help));
+    }
+    Some(n as u32)
 }
 
 /// `rate = N`, or `burst = N` with `every = "D"`.
@@ -151,16 +182,39 @@ fn schedule(ctx: &mut Ctx, r: &RawProducer) -> Option<Schedule> {
             Some(Schedule::Steady { rate: n as u32 })
         }
         (None, Some(burst), Some(every)) => {
-            let size = count(ctx, burst, "burst", 100_000);
+            let size = count(ctx, burst, "burst", MAX_BURST);
             let every = ctx.checked(every, "every", Least::OneMilli, None);
             Some(Schedule::Bursts { size: size?, every: every? })
         }
-        _ => ctx.fail(
+        // A schedule given twice, or half of one, is reported at the key that is wrong, with
+        // what to add or remove.
+        (Some(_), Some(burst), _) => both(ctx, r, "burst", burst.span()),
+        (Some(_), None, Some(every)) => both(ctx, r, "every", every.span()),
+        (None, Some(burst), None) => ctx.fail(
+            burst.span(),
+            format!("producer {:?} has `burst` without `every`", r.name.get_ref()),
+            Some("add how often a burst starts, e.g. `every = \"10s\"`"),
+        ),
+        (None, None, Some(every)) => ctx.fail(
+            every.span(),
+            format!("producer {:?} has `every` without `burst`", r.name.get_ref()),
+            Some("add how many messages each burst sends, e.g. `burst = 50`"),
+        ),
+        (None, None, None) => ctx.fail(
             r.name.span(),
             format!("producer {:?} needs a send rate", r.name.get_ref()),
             Some("give `rate = 100` (messages a second) or `burst = 50` with `every = \"10s\"`"),
         ),
     }
+}
+
+/// `rate` together with `burst` or `every`: reported at the second schedule's key.
+fn both(ctx: &mut Ctx, r: &RawProducer, key: &str, span: std::ops::Range<usize>) -> Option<Schedule> {
+    ctx.fail(
+        span,
+        format!("producer {:?} has both `rate` and `{key}`: give one schedule", r.name.get_ref()),
+        Some("`rate = N` sends N messages a second, evenly; `burst = N` with `every = \"D\"` sends N at once every D"),
+    )
 }
 
 /// The `[[producer]]` table that loads back as `p`.
@@ -183,4 +237,23 @@ pub fn write(out: &mut String, p: &ProducerSpec) {
     let _ = writeln!(out, "retry_another_broker_when_not_store_ok = {}", c.retry_another_broker_when_not_store_ok);
     let _ = writeln!(out, "send_latency_fault_enable = {}", c.send_latency_fault_enable);
     let _ = writeln!(out, "start_detector_enable = {}", c.start_detector_enable);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_start_begins_at_the_first_tick_not_yet_due() {
+        // 3 a second: ticks at 0, 333, 666, 1000 ms. At 334 ms the next is the one at 666.
+        let steady = Schedule::Steady { rate: 3 };
+        for elapsed in [0, 1, 333, 334, 666, 667, 1000, 30_001] {
+            let k = steady.first_tick_from(SimDuration(elapsed));
+            assert!(steady.tick(k).0 >= SimDuration(elapsed), "rate 3, {elapsed} ms: tick {k}");
+            assert!(k == 0 || steady.tick(k - 1).0 < SimDuration(elapsed), "rate 3, {elapsed} ms: tick {k}");
+        }
+        let bursts = Schedule::Bursts { size: 5, every: SimDuration::from_secs(10) };
+        assert_eq!(bursts.first_tick_from(SimDuration(10_000)), 1);
+        assert_eq!(bursts.first_tick_from(SimDuration(10_001)), 2);
+    }
 }
