@@ -111,10 +111,6 @@ impl SendCharts {
         let buckets = self.producers.get_mut(actor).expect("inserted above");
         buckets.entry(i).or_default().add(ok, attempts, elapsed);
     }
-
-    fn start(&self, i: u64) -> SimTime {
-        self.from + SimDuration(i * self.width.millis())
-    }
 }
 
 /// One producer's two chart rows, ready to draw.
@@ -123,7 +119,6 @@ pub struct Chart {
     pub producer: String,
     pub sends_row: usize,
     pub latency_row: usize,
-    pub width: SimDuration,
     /// Each bucket with sends, by its start; the last may be cut to the window.
     pub buckets: Vec<(SimTime, SimTime, Bucket)>,
     pub max_sends: u64,
@@ -133,23 +128,24 @@ pub struct Chart {
 /// Adds the charts' rows to the model and counts their rects toward the report's limit.
 pub(super) fn draw(b: &mut Builder) {
     let sends = std::mem::replace(&mut b.sends, SendCharts::new(Window::whole(), SimTime::ZERO));
-    for (actor, buckets) in &sends.producers {
+    let per = sends.width;
+    for (actor, buckets) in sends.producers {
+        let actor = actor.as_str();
         let name = actor.rsplit('/').next().unwrap_or(actor);
         let max_sends = buckets.values().map(Bucket::sends).max().unwrap_or(0);
         let max_latency = buckets.values().map(|x| x.max).max().unwrap_or_default();
-        let per = sends.width;
         let sends_row = b.row(&format!("{name} · sends/{per} (max {max_sends})"), "sends", process(actor));
         let latency_row = b.row(&format!("{name} · latency (max {max_latency})"), "latency", process(actor));
         let producer = name.to_string();
-        let mut chart =
-            Chart { producer, sends_row, latency_row, width: per, buckets: Vec::new(), max_sends, max_latency };
-        for (&i, bucket) in buckets {
-            let (from, to) = (sends.start(i), (sends.start(i) + per).min(sends.to));
+        let mut chart = Chart { producer, sends_row, latency_row, buckets: Vec::new(), max_sends, max_latency };
+        for (i, bucket) in buckets {
+            let from = sends.from + SimDuration(i * per.millis());
+            let to = (from + per).min(sends.to);
             let rects = [bucket.ok, bucket.retried, bucket.failed].iter().filter(|&&n| n > 0).count() + 2;
             if !(0..rects).all(|_| b.room(from)) {
                 return;
             }
-            chart.buckets.push((from, to, bucket.clone()));
+            chart.buckets.push((from, to, bucket));
         }
         b.m.charts.push(chart);
     }
@@ -291,6 +287,6 @@ mod tests {
         c.record("app1/p", SimTime(70_001), true, 1, ms(2));
         let b = &c.producers["app1/p"];
         assert_eq!(b.keys().copied().collect::<Vec<_>>(), vec![0]);
-        assert_eq!(c.start(0), SimTime(60_000), "buckets count from the window's start");
+        assert_eq!(c.from, SimTime(60_000), "buckets count from the window's start");
     }
 }
