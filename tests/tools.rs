@@ -28,6 +28,7 @@ fn main() {
     let trials = vec![
         needs(browser_missing, "mermaid_diagrams_render_to_svg_without_errors", mermaid_diagrams_render),
         needs(browser_missing, "html_reports_load_cleanly_and_show_their_lanes", html_reports_load),
+        needs(browser_missing, "producer_charts_show_when_sends_retry_and_fail", producer_charts_show),
         needs(script_missing, "check_on_a_terminal_draws_a_progress_line", check_draws_progress),
         needs(script_missing, "run_on_a_terminal_shows_virtual_time_progress", run_shows_progress),
     ];
@@ -139,6 +140,49 @@ fn html_reports_load() {
             assert!(lanes.iter().any(|l| l.starts_with(&prefix)), "{name}: no view rows for {}: {lanes:?}", sub.name);
         }
         assert!(v["marks"].as_u64().unwrap() > 10, "{name}: {v}");
+        if s.producers.is_empty() {
+            assert!(!v["legend"].as_str().unwrap().contains("send ok"), "{name}: a chart legend without producers");
+        }
+    }
+}
+
+/// Lesson rocketmq/14 in a browser: each producer has a sends chart and a latency chart; kill -9
+/// shows as retried sends and no failures, power-off as failures, all after the fault; the
+/// legend explains the classes.
+fn producer_charts_show() {
+    let s = load(&root().join("scenarios/rocketmq/14-producer-kill-vs-power-off.toml")).unwrap();
+    let report = kept(&s);
+    let html = out_dir().join("rocketmq-14-producer-charts.html");
+    std::fs::write(&html, routesim::view::report::html(&s, &report).unwrap()).unwrap();
+    let v = check("report", &html, &out_dir().join("rocketmq-14-producer-charts.png"));
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    let lanes: Vec<&str> = v["lanes"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    // The faults both strike at 65 s.
+    let fault = s.timeline.iter().map(|e| e.at.millis()).min().unwrap();
+    let times = |producer: &str, class: &str| -> Vec<u64> {
+        let ts = v["charts"][producer][class].as_array().cloned().unwrap_or_default();
+        ts.iter().map(|t| t.as_u64().unwrap()).collect()
+    };
+    for p in &s.producers {
+        // Two chart rows per producer, each labelled with its own maximum.
+        for row in [format!("{} · sends/1s (max ", p.name), format!("{} · latency (max ", p.name)] {
+            assert!(lanes.iter().any(|l| l.starts_with(&row)), "no row {row:?}: {lanes:?}");
+        }
+        // Sends were stored from the first second to the last, and each bucket has its latency.
+        assert!(times(&p.name, "sent-ok").len() > 250, "{}: {v}", p.name);
+        assert!(times(&p.name, "lat-max").len() > 250 && times(&p.name, "lat-p99").len() > 250, "{v}");
+    }
+    // kill -9: retried, never failed, and only after the kill.
+    let retried = times("to-killed", "sent-retried");
+    assert!(!retried.is_empty() && retried.iter().all(|&t| t + 1000 > fault), "{retried:?}");
+    assert!(times("to-killed", "sent-failed").is_empty(), "{v}");
+    // Power-off: failed sends, every one after the power went off.
+    let failed = times("to-powered-off", "sent-failed");
+    assert!(!failed.is_empty() && failed.iter().all(|&t| t + 1000 > fault), "{failed:?}");
+    assert_eq!(v["untitledCharts"], 0, "every chart bar has a tooltip");
+    let legend = v["legend"].as_str().unwrap();
+    for entry in ["send ok", "send retried-ok", "send failed", "slowest send", "p99 latency"] {
+        assert!(legend.contains(entry), "legend lacks {entry:?}: {legend}");
     }
 }
 

@@ -45,6 +45,15 @@ if (mode === 'mermaid') {
     lanes: [...document.querySelectorAll('[data-lane]')].map(e => e.getAttribute('data-lane')),
     marks: document.querySelectorAll('[data-t]').length,
     svg: !!document.querySelector('svg'),
+    // Per producer: the start of each bucket drawn in each chart class.
+    charts: [...document.querySelectorAll('rect.chart')].reduce((acc, r) => {
+      const p = acc[r.getAttribute('data-producer')] ??= {};
+      const cls = [...r.classList].find(c => c !== 'chart');
+      (p[cls] ??= []).push(Number(r.getAttribute('data-from')));
+      return acc;
+    }, {}),
+    untitledCharts: [...document.querySelectorAll('rect.chart')].filter(r => !r.querySelector('title')).length,
+    legend: document.querySelector('.legend')?.textContent ?? '',
   }));
   // Zoom in and out once, as a reader would: the handlers must not throw.
   await page.mouse.move(700, 300);

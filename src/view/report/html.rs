@@ -2,13 +2,28 @@
 //! inline script for zoom and pan. No network access is needed to open it.
 
 use super::model::Model;
+use super::producer;
 use crate::sim::clock::SimTime;
 use std::fmt::Write;
 
 const ROW: u64 = 20;
 const LABEL_WIDTH: u64 = 260;
+/// A producer's chart rows are three lanes high, so a bar's height can be read.
+const CHART_ROW: u64 = 3 * ROW;
 
-fn esc(s: &str) -> String {
+/// Each row's top and height.
+fn layout(m: &Model) -> Vec<(u64, u64)> {
+    let mut y = 0;
+    let heights = m.rows.iter().map(|r| if matches!(r.kind, "sends" | "latency") { CHART_ROW } else { ROW });
+    heights
+        .map(|h| {
+            y += h;
+            (y - h, h)
+        })
+        .collect()
+}
+
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -16,33 +31,32 @@ pub fn render(m: &Model) -> String {
     // The drawing ends with the run (a run stopped early ends where it stopped), or the window.
     let (start, end) = (m.window.from.millis(), m.window.to.min(m.end).millis().max(m.window.from.millis() + 1));
     let width = end - start;
-    let height = m.rows.len() as u64 * ROW;
+    let rows = layout(m);
+    let height = rows.last().map_or(0, |(y, h)| y + h);
     let mut labels = String::new();
     let mut plot = String::new();
-    for (i, row) in m.rows.iter().enumerate() {
-        let y = i as u64 * ROW;
+    for (row, &(y, h)) in m.rows.iter().zip(&rows) {
         let _ = write!(
             labels,
-            r#"<g class="lane {kind}" data-lane="{label}"><rect x="0" y="{y}" width="{LABEL_WIDTH}" height="{ROW}"/><text x="6" y="{ty}">{label}<title>{label}</title></text></g>"#,
+            r#"<g class="lane {kind}" data-lane="{label}"><rect x="0" y="{y}" width="{LABEL_WIDTH}" height="{h}"/><text x="6" y="{ty}">{label}<title>{label}</title></text></g>"#,
             kind = row.kind,
             label = esc(&row.label),
             ty = y + 14
         );
         let _ = write!(
             plot,
-            r#"<rect class="rowbg {kind}" x="{start}" y="{y}" width="{width}" height="{ROW}"/>"#,
+            r#"<rect class="rowbg {kind}" x="{start}" y="{y}" width="{width}" height="{h}"/>"#,
             kind = row.kind
         );
     }
     for band in &m.bands {
-        for (i, row) in m.rows.iter().enumerate() {
+        for (row, &(y, h)) in m.rows.iter().zip(&rows) {
             if band.processes.contains(&row.process) {
                 let (x, w) = (band.from.millis(), band.to.millis().saturating_sub(band.from.millis()).max(1));
                 let _ = write!(
                     plot,
-                    r#"<rect class="band {c}" x="{x}" y="{y}" width="{w}" height="{ROW}"><title>{d}</title></rect>"#,
+                    r#"<rect class="band {c}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
                     c = band.class,
-                    y = i as u64 * ROW,
                     d = esc(&band.detail)
                 );
             }
@@ -61,7 +75,7 @@ pub fn render(m: &Model) -> String {
             plot,
             r#"<rect class="bar {c}" data-t="{x}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
             c = bar.class,
-            y = bar.row as u64 * ROW + dy,
+            y = rows[bar.row].0 + dy,
             d = esc(&format!("{}–{}: {}", bar.from, bar.to, bar.detail))
         );
     }
@@ -71,16 +85,19 @@ pub fn render(m: &Model) -> String {
             r#"<line class="mark {c}" data-t="{x}" x1="{x}" x2="{x}" y1="{y1}" y2="{y2}"><title>{d}</title></line>"#,
             c = mark.class,
             x = mark.t.millis(),
-            y1 = mark.row as u64 * ROW + 3,
-            y2 = mark.row as u64 * ROW + ROW - 3,
+            y1 = rows[mark.row].0 + 3,
+            y2 = rows[mark.row].0 + ROW - 3,
             d = esc(&format!("{} {}", mark.t, mark.detail))
         );
+    }
+    for c in &m.charts {
+        producer::svg(&mut plot, c, rows[c.sends_row].0, rows[c.latency_row].0, CHART_ROW);
     }
     let title = esc(&m.title);
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>routesim — {title}</title>
-<style>{CSS}</style></head>
+<style>{CSS}{chart_css}</style></head>
 <body>
 <header><h1>{title}</h1>
 <p>seed {seed} · trace digest <code>{digest}</code> · {span} · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
@@ -96,6 +113,7 @@ pub fn render(m: &Model) -> String {
 </body></html>
 "#,
         legend = legend(m),
+        chart_css = producer::CSS,
         seed = m.seed,
         digest = esc(&m.digest),
         span = if m.window.is_whole() {
@@ -151,6 +169,10 @@ fn legend(m: &Model) -> String {
         let _ = write!(out, r#"<span class="k {class}"></span>{what} "#);
     }
     for (class, what) in BARS.iter().filter(|(c, _)| bars.contains(c)) {
+        let _ = write!(out, r#"<span class="b {class}"></span>{what} "#);
+    }
+    // The producer charts' classes, when there is a producer to chart.
+    for (class, what) in producer::LEGEND.iter().filter(|_| !m.charts.is_empty()) {
         let _ = write!(out, r#"<span class="b {class}"></span>{what} "#);
     }
     out

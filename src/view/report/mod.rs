@@ -7,11 +7,13 @@
 //! every Nacos naming server a row per instance (healthy and unhealthy spans, the beats that
 //! reached it, and the deadlines counted from its last beat: "alive until" after the heart-beat
 //! timeout, "deleted after" the delete timeout) and each subscriber's view over time; and the
-//! expectations with their convergence times. Everything is derived from the run's trace.
+//! expectations with their convergence times; and per producer, its sends per time bucket
+//! (ok, retried-ok, failed) and their latency (slowest and p99). Everything is derived from the run's trace.
 
 mod html;
 mod model;
 mod nacos;
+mod producer;
 mod rocketmq;
 
 pub use html::render;

@@ -3,6 +3,7 @@
 //! filled in by `rocketmq.rs` and `nacos.rs`; this file holds the builder and what both share:
 //! faults, processes that lose their memory, expectations.
 
+use super::producer::{Chart, SendCharts};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::{Verdict, When};
 use crate::sim::notes::{CheckNote, FaultNote, NetNote, What};
@@ -62,6 +63,8 @@ pub struct Model {
     pub marks: Vec<Mark>,
     pub bars: Vec<Bar>,
     pub bands: Vec<Band>,
+    /// Per producer, its sends and their latency per time bucket.
+    pub charts: Vec<Chart>,
 }
 
 /// The most marks, bars and bands one report draws. A browser stays usable around here, and the
@@ -80,6 +83,8 @@ pub(super) struct Builder {
     open: BTreeMap<usize, (SimTime, &'static str, String)>,
     /// Last registration per (name server, broker addr), for the "alive until" window.
     pub last_reg: BTreeMap<(String, String), (SimTime, SimDuration)>,
+    /// Every producer's sends, bucketed for its charts.
+    pub sends: SendCharts,
 }
 
 impl Builder {
@@ -110,7 +115,7 @@ impl Builder {
     }
 
     /// Whether one more item fits; the first one that does not records when the report overflowed.
-    fn room(&mut self, t: SimTime) -> bool {
+    pub(super) fn room(&mut self, t: SimTime) -> bool {
         if self.drawn >= MAX_DRAWN {
             self.overflow.get_or_insert(t);
             return false;
@@ -177,7 +182,11 @@ impl Builder {
                 "actor" => 1,
                 "live" | "instance" => 2,
                 "route" | "view" => 3,
-                _ => 4,
+                // Below the client's route rows, so a broker leaving the route sits just above
+                // the sends it changes.
+                "sends" => 4,
+                "latency" => 5,
+                _ => 6,
             };
             (p, k)
         };
@@ -191,6 +200,9 @@ impl Builder {
         self.m.rows = idx.iter().map(|&i| rows[i].take().expect("each row once")).collect();
         self.m.marks.iter_mut().for_each(|m| m.row = new_of[m.row]);
         self.m.bars.iter_mut().for_each(|b| b.row = new_of[b.row]);
+        for c in &mut self.m.charts {
+            (c.sends_row, c.latency_row) = (new_of[c.sends_row], new_of[c.latency_row]);
+        }
     }
 }
 
@@ -217,6 +229,7 @@ impl ReportView {
             marks: Vec::new(),
             bars: Vec::new(),
             bands: Vec::new(),
+            charts: Vec::new(),
         };
         let mut b = Builder {
             m,
@@ -225,6 +238,7 @@ impl ReportView {
             index: BTreeMap::new(),
             open: BTreeMap::new(),
             last_reg: BTreeMap::new(),
+            sends: SendCharts::new(window, SimTime::ZERO + scenario.duration),
         };
         let cast = Cast::of(scenario);
         // Actor rows in the scenario's order first, so lanes do not depend on who spoke first.
@@ -244,6 +258,7 @@ impl ReportView {
         }
         faults(&mut b, &scenario);
         verdicts(&mut b, report);
+        super::producer::draw(&mut b);
         if let Some(at) = b.overflow {
             return Err(TooLong { what: "report", limit: MAX_DRAWN, items: "marks and spans", at });
         }

@@ -68,12 +68,18 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
         | RmqNote::TopicNotExist { .. }
         | RmqNote::TopicNotExistKeptOld { .. }
         | RmqNote::PollFailed { .. } => b.mark(a, t, "poll", text.to_string()),
-        // A send stored at the first attempt is the steady state: hundreds a second would bury
-        // the lane. Failures and retries are what a reader looks for.
-        RmqNote::SendDone { ok: true, attempts: 1, .. } => {}
-        RmqNote::SendDone { ok: false, .. } | RmqNote::SendAttemptFailed { .. } | RmqNote::SendRefused { .. } => {
-            b.mark(a, t, "drop", text.to_string())
+        RmqNote::SendDone { ok, attempts, elapsed, .. } => {
+            b.sends.record(a, t, *ok, *attempts, *elapsed);
+            // A send stored at the first attempt is the steady state: hundreds a second would
+            // bury the lane, and the producer's chart counts it. Failures and retries are what a
+            // reader looks for.
+            match (ok, attempts) {
+                (true, 1) => {}
+                (false, _) => b.mark(a, t, "drop", text.to_string()),
+                _ => b.mark(a, t, "other", text.to_string()),
+            }
         }
+        RmqNote::SendAttemptFailed { .. } | RmqNote::SendRefused { .. } => b.mark(a, t, "drop", text.to_string()),
         _ => b.mark(a, t, "other", text.to_string()),
     }
 }
