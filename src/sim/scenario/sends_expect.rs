@@ -51,12 +51,9 @@ pub fn subject(
         retried_at_most: count(ctx, &r.retried_at_most, "retried_at_most"),
         max_latency: r.max_latency.as_ref().and_then(|v| ctx.checked(v, "max_latency", Least::Zero, None)),
     };
-    // The claims: want's counts and bound, filled in above from the same fields.
-    let claims = [want.sent_at_most, want.failed, want.failed_at_most, want.failed_at_least]
-        .into_iter()
-        .chain([want.succeeded_at_least, want.retried_at_most])
-        .filter(Option::is_some)
-        .count()
+    // Claims as written: one whose value is wrong is reported on its own, not as missing.
+    let counts = [&r.sent_at_most, &r.failed, &r.failed_at_most, &r.failed_at_least, &r.succeeded_at_least];
+    let claims = counts.iter().chain([&&r.retried_at_most]).filter(|c| c.is_some()).count()
         + usize::from(r.max_latency.is_some());
     if claims == 0 {
         let help = "`sent_at_most`, `failed`, `failed_at_most`, `failed_at_least`, `succeeded_at_least`, \
