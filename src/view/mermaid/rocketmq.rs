@@ -81,7 +81,9 @@ pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
         // them is one line with a count.
         RmqNote::SendDone { ok: true, attempts: 1, .. } => d.routine(a, a, t, "send: SEND_OK"),
         RmqNote::SendDone { ok: true, .. } => d.routine(a, a, t, "send: SEND_OK after a retry on another broker"),
-        RmqNote::SendDone { ok: false, send, result, .. } => d.note(a, t, &format!("send #{send} FAILED: {result}")),
+        // Failures too: a broker that fails every send it gets would otherwise draw one note per
+        // send, hundreds a minute; folded, the loop says how many failed and how.
+        RmqNote::SendDone { ok: false, result, .. } => d.routine(a, a, t, &format!("send FAILED: {result}")),
         RmqNote::SendAttemptFailed { broker, why, .. } => {
             let exception = why.split(':').next().unwrap_or(why);
             d.routine(a, a, t, &format!("attempt to {broker} failed: {exception}"))
