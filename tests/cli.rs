@@ -3,18 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn routesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_routesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{routesim, text, write};
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";
 
@@ -43,12 +33,6 @@ name = "route survives a kill"
 at = "1m"
 route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
 "#;
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).expect("temp file");
-    path
-}
 
 #[test]
 fn a_passing_scenario_exits_0_with_timeline_verdicts_seed_and_digest() {
@@ -79,7 +63,7 @@ fn a_failed_expectation_exits_1_and_shows_expected_and_got() {
 #[test]
 fn invalid_input_exits_2_with_a_positioned_message() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "bad.toml", &FAILING.replace("crash = \"a0\"", "crash = \"a9\""));
+    let file = write(dir.path(), "bad.toml", FAILING.replace("crash = \"a0\"", "crash = \"a9\""));
     let o = routesim(&["run", file.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}{err}");

@@ -2,25 +2,13 @@
 //! where and what would be right: files too large or not UTF-8, seeds out of range, and an
 //! `explain --at` past the scenario's end.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn routesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_routesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+use common::{routesim, write};
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).expect("temp file");
-    path
 }
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";

@@ -2,19 +2,9 @@
 //! for days or never ends. Each runs the binary, as a user or a CI job would.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn routesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_routesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{routesim, text};
 
 /// One broker registering with one name server every 30 s for `duration`: the routine traffic
 /// (registrations, heartbeats, scan ticks) of a quiet cluster, and nothing else.

@@ -3,26 +3,10 @@
 //! survives `to_toml` and runs to a PASS line with the measured figures.
 
 use routesim::sim::scenario::{parse, to_toml};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn routesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_routesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).expect("temp file");
-    path
-}
+mod common;
+use common::{routesim, text, write};
 
 /// Sixteen lines: a name server, one broker with `Orders` (4 write queues) and a client that
 /// polls nothing yet. What a test appends starts on line 17.
@@ -56,7 +40,7 @@ topic = "Orders"
 /// first error is at `line:column` of the file.
 fn invalid(extra: &str, at: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "p.toml", &format!("{CLUSTER}{extra}"));
+    let file = write(dir.path(), "p.toml", format!("{CLUSTER}{extra}"));
     let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "invalid input exits 2:\n{out}{err}");
@@ -163,7 +147,7 @@ fn a_topic_with_more_write_queues_than_the_model_lists_is_refused() {
          topics = [{ name = \"Orders\", read = 4, write = 40000 }]\n\n[[client]]",
     );
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "p.toml", &format!("{cluster}{}", producer("rate = 5")));
+    let file = write(dir.path(), "p.toml", format!("{cluster}{}", producer("rate = 5")));
     let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -283,7 +267,7 @@ fn a_passing_sends_expectation_prints_what_was_measured() {
         "{}\n[[expect]]\nname = \"all stored\"\nat = \"1m\"\nsends = {{ producer = \"p1\", failed = 0 }}\n",
         producer("rate = 5")
     );
-    let file = write(dir.path(), "p.toml", &format!("{CLUSTER}{extra}"));
+    let file = write(dir.path(), "p.toml", format!("{CLUSTER}{extra}"));
     let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
@@ -305,7 +289,7 @@ fn a_restarted_client_sends_from_its_next_tick_not_every_tick_it_missed() {
          sends = {{ producer = \"p1\", failed = 0 }}\n",
         producer("rate = 1")
     );
-    let file = write(dir.path(), "p.toml", &format!("{CLUSTER}{extra}"));
+    let file = write(dir.path(), "p.toml", format!("{CLUSTER}{extra}"));
     let o = routesim(&["run", "--quiet", file.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");

@@ -1,28 +1,11 @@
 //! Bad scenario files get a clear error — file:line:column, what is wrong, what would be right —
 //! and never a panic.
 
-use routesim::sim::scenario::{parse, ScenarioErrors};
+use routesim::sim::scenario::parse;
 use std::path::Path;
 
-const GOOD: &str = r#"
-[scenario]
-name = "t"
-duration = "5m"
-
-[[namesrv]]
-name = "ns1"
-
-[[broker]]
-name = "a0"
-broker_name = "broker-a"
-addr = "10.0.0.1:10911"
-topics = [{ name = "Orders", read = 4, write = 4 }]
-"#;
-
-fn errors(extra: &str) -> ScenarioErrors {
-    let text = format!("{GOOD}{extra}");
-    parse(Path::new("t.toml"), &text).expect_err("should be rejected")
-}
+mod common;
+use common::{errors, GOOD};
 
 fn one(extra: &str) -> String {
     let e = errors(extra);

@@ -3,27 +3,11 @@
 //! one error: the tables after it do not report false "unknown" names. Large inputs load in
 //! linear work, and inputs past the documented limits are refused with the limit.
 
-use routesim::sim::scenario::{parse, ScenarioErrors, MAX_BROKERS, MAX_INSTANCES};
+use routesim::sim::scenario::{parse, MAX_BROKERS, MAX_INSTANCES};
 use std::path::Path;
 
-const GOOD: &str = r#"
-[scenario]
-name = "t"
-duration = "5m"
-
-[[namesrv]]
-name = "ns1"
-
-[[broker]]
-name = "a0"
-broker_name = "broker-a"
-addr = "10.0.0.1:10911"
-topics = [{ name = "Orders", read = 4, write = 4 }]
-"#;
-
-fn errors(extra: &str) -> ScenarioErrors {
-    parse(Path::new("t.toml"), &format!("{GOOD}{extra}")).expect_err("should be rejected")
-}
+mod common;
+use common::{errors, GOOD};
 
 /// The only error, as `line:column: message` plus its help.
 fn one(extra: &str) -> String {
