@@ -190,35 +190,28 @@ impl Producers {
                 Step::Attempt(a) => a,
             };
             let target = self.targets.get(&attempt.addr).copied();
-            // Outcomes known without waiting: an attempt with no time left (`invokeSync` throws
-            // before writing), an address no broker listens on, a oneway write.
+            let msg = RmqMsg::SendMessage { topic: self.producers[i].topic.clone(), queue_id: attempt.queue.queue_id };
+            // Outcomes known without waiting, with what failed: an attempt with no time left
+            // (`invokeSync` throws before writing), an address no broker listens on, a oneway
+            // write.
             let at_once = match (target, self.producers[i].spec.mode) {
-                _ if attempt.timeout.millis() == 0 => Some(Outcome::TimedOut),
-                (None, _) => Some(Outcome::Refused),
+                _ if attempt.timeout.millis() == 0 => {
+                    Some((Outcome::TimedOut, Some("RemotingTimeoutException: no time left before writing".to_string())))
+                }
+                (None, _) => {
+                    Some((Outcome::Refused, Some(format!("RemotingConnectException: no broker at {}", attempt.addr))))
+                }
                 (Some(t), CommunicationMode::Oneway) => {
-                    let msg = RmqMsg::SendMessage {
-                        topic: self.producers[i].topic.clone(),
-                        queue_id: attempt.queue.queue_id,
-                    };
                     self.remoting.invoke_oneway(t, msg);
-                    Some(Outcome::Stored(SendStatus::SendOk))
+                    Some((Outcome::Stored(SendStatus::SendOk), None))
                 }
                 (Some(t), _) => {
-                    let msg = RmqMsg::SendMessage {
-                        topic: self.producers[i].topic.clone(),
-                        queue_id: attempt.queue.queue_id,
-                    };
                     self.remoting.invoke_sync(t, msg, attempt.timeout, (i, id), ctx);
                     None
                 }
             };
             match at_once {
-                Some(outcome) => {
-                    let why = match outcome {
-                        Outcome::Stored(_) => None,
-                        Outcome::Refused => Some(format!("RemotingConnectException: no broker at {}", attempt.addr)),
-                        _ => Some("RemotingTimeoutException: no time left before writing".to_string()),
-                    };
+                Some((outcome, why)) => {
                     if let Some(why) = why {
                         self.note_failure(i, id, &attempt, why, self.env.now());
                     }

@@ -119,11 +119,10 @@ impl World {
     pub fn record_send(&self, producer: &str, broker: Option<&str>, record: SendRecord) {
         let mut sends = self.sends.borrow_mut();
         let Some(logs) = sends.get_mut(producer) else { return };
-        if let Some(log) = logs.get_mut(&None) {
-            log.push(record);
-        }
-        if let Some(b) = broker {
-            if let Some(log) = logs.get_mut(&Some(b.to_string())) {
+        // The producer's own log and the one of the broker it last tried, if watched: a handful
+        // of logs, looked at without building a key for each send.
+        for (to, log) in logs.iter_mut() {
+            if to.is_none() || to.as_deref() == broker {
                 log.push(record);
             }
         }
