@@ -1,7 +1,7 @@
 //! `routesim check DIR [--jobs N]`: every scenario under DIR, in parallel, one line each. A
 //! progress line counts finished scenarios on a terminal; piped output carries only the results.
 
-use super::output::output_failed;
+use super::output::{output_failed, over_budget};
 use super::progress::Progress;
 use super::{scenario_files, threads, FAILED, HELD, INVALID};
 use crate::sim::clock::parse_duration;
@@ -135,7 +135,7 @@ pub fn check(args: CheckArgs) -> u8 {
             // it needs a change to the scenario (or a larger --max-events) before it says anything.
             Outcome::Ran(RunReport { budget_exceeded: Some(over), .. }) => {
                 invalid += 1;
-                eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
+                over_budget(file, &over);
                 format!("OVER    {}  ({over})", file.display())
             }
             Outcome::Ran(r) => {

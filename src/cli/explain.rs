@@ -1,7 +1,7 @@
 //! `routesim explain FILE [--at T] [--seed N] [--max-events N]`: a narrated walk through a run's key moments, naming the
 //! real methods, with each name server's affected tables before and after.
 
-use super::output::{output_failed, print_report};
+use super::output::{output_failed, over_budget, print_report};
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::{parse_duration, SimTime};
 use crate::sim::runner::{run, RunOptions, DEFAULT_MAX_EVENTS};
@@ -55,7 +55,7 @@ pub fn explain(args: ExplainArgs) -> u8 {
     let report = run(&scenario, opts);
     if let Some(over) = report.budget_exceeded {
         // A walk through half a run would read as the whole story: say why it stopped instead.
-        eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", args.file.display());
+        over_budget(&args.file, &over);
         return INVALID;
     }
     let code = if report.all_held() { HELD } else { FAILED };

@@ -2,7 +2,7 @@
 
 use super::INVALID;
 use crate::sim::expect::{Verdict, When};
-use crate::sim::runner::RunReport;
+use crate::sim::runner::{BudgetExceeded, RunReport};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -74,4 +74,9 @@ pub fn print_report(out: &mut impl Write, r: &RunReport) -> io::Result<()> {
         )?;
     }
     writeln!(out, "seed {}  events {}  trace digest {}", r.seed, r.events, r.digest)
+}
+
+/// The error line for a run its event budget stopped: where, and what to change.
+pub fn over_budget(file: &Path, over: &BudgetExceeded) {
+    eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
 }

@@ -1,7 +1,7 @@
 //! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet] [--max-events N]`
 
 use super::files::{check_outputs, Staged};
-use super::output::{output_failed, print_report, scenario_header};
+use super::output::{output_failed, over_budget, print_report, scenario_header};
 use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::SimTime;
@@ -161,7 +161,7 @@ pub fn run(args: RunArgs) -> u8 {
             if let Err(e) = writeln!(out, "stopped: {over}").and_then(|()| out.flush()) {
                 return output_failed(&e, INVALID);
             }
-            eprintln!("error: {}: {over} (raise --max-events, or shorten the scenario)", file.display());
+            over_budget(file, &over);
             code = INVALID;
             continue;
         }
