@@ -26,6 +26,7 @@ use crate::rocketmq::types::{TopicRouteData, MASTER_ID};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
+use crate::sim::invariants::Mutation;
 use crate::sim::packet::Packet;
 use crate::sim::scenario::ProducerSpec;
 use crate::sim::world::SendRecord;
@@ -147,10 +148,17 @@ impl Producers {
         let p = &mut self.producers[i];
         let id = p.next_send;
         p.next_send += 1;
+        p.env.obs.send_started(now, &p.spec.name, id);
         let c = &p.spec.config;
         let mut machine = match p.spec.mode {
             CommunicationMode::Async => Machine::Async(AsyncSend::begin(now, c.send_msg_timeout)),
-            mode => Machine::Sync(Send::begin(now, mode, c.send_msg_timeout, c.retry_times_when_send_failed)),
+            mode => {
+                let send = Send::begin(now, mode, c.send_msg_timeout, c.retry_times_when_send_failed);
+                match p.env.mutation == Some(Mutation::ProducerIgnoresTimeout) {
+                    true => Machine::Sync(send.ignoring_its_timeout()),
+                    false => Machine::Sync(send),
+                }
+            }
         };
         let step = self.step(
             i,
@@ -190,6 +198,11 @@ impl Producers {
                 Step::Attempt(a) => a,
             };
             let target = self.targets.get(&attempt.addr).copied();
+            if attempt.timeout.millis() > 0 {
+                let (p, q) = (&self.producers[i], &attempt.queue);
+                let now = self.env.now();
+                p.env.obs.send_attempt(now, &p.spec.name, id, attempt.times, &q.broker_name, &attempt.addr, q.queue_id);
+            }
             let msg = RmqMsg::SendMessage { topic: self.producers[i].topic.clone(), queue_id: attempt.queue.queue_id };
             // Outcomes known without waiting, with what failed: an attempt with no time left
             // (`invokeSync` throws before writing), an address no broker listens on, a oneway
@@ -332,6 +345,11 @@ struct SendTick(usize);
 impl Handler<SendTick> for Producers {
     type Result = ();
     fn handle(&mut self, SendTick(i): SendTick, ctx: &mut Context<Self>) {
+        // A tick due in the instant the process died, before its `Stop` arrives: a dead
+        // process sends nothing.
+        if !self.env.alive() {
+            return;
+        }
         let p = &mut self.producers[i];
         let (_, count) = p.spec.schedule.tick(p.tick);
         p.tick += 1;

@@ -103,6 +103,31 @@ impl Obs {
         }
     }
 
+    /// A producer's send began (the invariants measure sends from the actor's instants).
+    pub fn send_started(&self, now: SimTime, producer: &str, id: u64) {
+        if let Some(m) = &self.monitor {
+            m.borrow_mut().send_started(now, producer, id, &self.world);
+        }
+    }
+
+    /// An attempt of a producer's send went on the wire to `broker` at `addr`, queue `queue`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_attempt(
+        &self,
+        now: SimTime,
+        producer: &str,
+        id: u64,
+        attempt: u32,
+        broker: &str,
+        addr: &str,
+        queue: u32,
+    ) {
+        if let Some(m) = &self.monitor {
+            let violation = m.borrow_mut().send_attempt(now, producer, id, attempt, broker, addr, queue, &self.world);
+            self.record_violations(now, violation.into_iter().collect());
+        }
+    }
+
     /// A process started, stopped, hung or resumed.
     pub fn process(&self, now: SimTime, name: &str, state: ProcState) {
         if let Some(m) = &self.monitor {

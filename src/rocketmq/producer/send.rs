@@ -33,6 +33,8 @@ pub struct Send {
     send_result: Option<(SendStatus, MessageQueue)>,
     call_timeout: bool,
     attempts: Vec<AttemptRecord>,
+    /// A planted bug, for the property tests only (see [`Self::ignoring_its_timeout`]).
+    ignores_timeout: bool,
 }
 
 impl Send {
@@ -56,7 +58,17 @@ impl Send {
             send_result: None,
             call_timeout: false,
             attempts: Vec::new(),
+            ignores_timeout: false,
         }
+    }
+
+    /// Test-only: the send with a planted bug — no `timeout < costTime` check, and every attempt
+    /// handed the whole `timeout` instead of what is left of it — so the property tests can
+    /// show that `send_within_timeout` catches a producer that ignores its timeout.
+    #[doc(hidden)]
+    pub fn ignoring_its_timeout(mut self) -> Self {
+        self.ignores_timeout = true;
+        self
     }
 
     /// The loop from where it stands: select a queue, check the budget, resolve the broker's
@@ -79,11 +91,12 @@ impl Send {
             // `costTime = beginTimestampPrev - beginTimestampFirst; if (timeout < costTime)`:
             // strict, so a budget spent to the millisecond still makes a zero-timeout attempt.
             let cost = now.since(self.begin_first);
-            if self.timeout < cost {
+            if self.timeout < cost && !self.ignores_timeout {
                 self.call_timeout = true;
                 break;
             }
-            let mut cur_timeout = SimDuration(self.timeout.0 - cost.0);
+            let left = if self.ignores_timeout { self.timeout } else { SimDuration(self.timeout.0 - cost.0) };
+            let mut cur_timeout = left;
             // 5.3.3's `sendMsgMaxTimeoutPerRequest` caps every attempt that can still be retried.
             let can_retry_again = self.times + 1 < self.times_total;
             if let Some(max) = env.config.send_msg_max_timeout_per_request {

@@ -186,18 +186,24 @@ pub fn scenario() -> impl Strategy<Value = Scenario> {
     let net = (0u64..=2, prop_oneof![Just(0u64), Just(0), Just(3)]);
     let episodes = proptest::collection::vec(episode(), 0..=6);
     // Seeds stay below 2^63: TOML integers are signed 64-bit, and the shrunk case must load.
-    (0..i64::MAX as u64, namesrvs, groups, clients, net, episodes)
-        .prop_map(|(seed, ns, groups, clients, net, episodes)| build(seed, &ns, &groups, &clients, net, &episodes))
+    (0..i64::MAX as u64, namesrvs, groups, clients, net, episodes, super::producers::producers()).prop_map(
+        |(seed, ns, groups, clients, net, episodes, producers)| {
+            let shape = Shape { ns: &ns, groups: &groups, clients: &clients, producers: &producers };
+            build(seed, shape, net, &episodes)
+        },
+    )
 }
 
-fn build(
-    seed: u64,
-    ns: &[(bool, u64, bool, bool)],
-    groups: &[Group],
-    clients: &[prop::sample::Index],
-    (latency, jitter): (u64, u64),
-    episodes: &[Episode],
-) -> Scenario {
+/// The generated cluster, before faults.
+struct Shape<'a> {
+    ns: &'a [(bool, u64, bool, bool)],
+    groups: &'a [Group],
+    clients: &'a [prop::sample::Index],
+    producers: &'a [super::producers::GenProducer],
+}
+
+fn build(seed: u64, shape: Shape<'_>, (latency, jitter): (u64, u64), episodes: &[Episode]) -> Scenario {
+    let Shape { ns, groups, clients, producers } = shape;
     let namesrvs: Vec<NamesrvSpec> = ns
         .iter()
         .enumerate()
@@ -249,7 +255,7 @@ fn build(
         .filter(|t| brokers.iter().any(|b| b.topics.iter().any(|x| x.topic_name == **t)))
         .map(|t| t.to_string())
         .collect();
-    let clients: Vec<ClientSpec> = clients
+    let mut clients: Vec<ClientSpec> = clients
         .iter()
         .enumerate()
         .map(|(i, pick)| ClientSpec {
@@ -268,16 +274,18 @@ fn build(
     let mut timeline = timeline(episodes, &processes, &ns_names, &network);
     super::operator::actions(episodes, &brokers, &mut timeline);
     let last = timeline.last().map_or(SimTime::ZERO, |e| e.at);
+    let duration = last.since(SimTime::ZERO) + SETTLE + SimDuration::from_secs(20);
+    let producers = super::producers::build(producers, &mut clients, &known, SimTime::ZERO + duration);
     Scenario {
         name: "generated".into(),
         description: None,
         seed,
-        duration: last.since(SimTime::ZERO) + SETTLE + SimDuration::from_secs(20),
+        duration,
         network,
         namesrvs,
         brokers,
         clients,
-        producers: Vec::new(),
+        producers,
         timeline,
         expects: Vec::new(),
         invariants: Invariant::ROCKETMQ.to_vec(),

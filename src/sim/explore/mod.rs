@@ -8,6 +8,7 @@
 pub mod gen;
 pub mod gen_nacos;
 mod operator;
+mod producers;
 
 use crate::sim::invariants::{Mutation, Violation};
 use crate::sim::runner::{run, RunOptions};

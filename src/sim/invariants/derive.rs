@@ -69,6 +69,17 @@ impl Configs {
 }
 
 impl Configs {
+    /// The broker listening on `addr`, as its config now stands.
+    pub fn broker_at(&self, addr: &str) -> Option<&BrokerSpec> {
+        self.brokers.iter().find(|b| b.config.addr == addr)
+    }
+
+    /// How many queues broker `b` stores `topic` with (the larger of its read and write counts,
+    /// which is what `crate::rocketmq::send::answer` accepts a queue id below), if it has it.
+    pub fn queues_of(&self, b: &BrokerSpec, topic: &str) -> Option<u32> {
+        topics_of(b).into_iter().find(|t| t.topic_name == topic).map(|t| t.write_queue_nums.max(t.read_queue_nums))
+    }
+
     /// `topics` without the pairs whose state depends on history (and without topics left empty).
     fn knowable(&self, topics: &Topics) -> Topics {
         let mut out = Topics::new();

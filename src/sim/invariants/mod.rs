@@ -9,16 +9,20 @@
 //! - `arrival` — which deliveries count as ground truth.
 //! - `nacos` — the Nacos checks, fed by the same monitor; `nacos_bounds` — their deadlines as
 //!   plain functions of what arrived.
+//! - `sends` — the producer checks, fed by the same monitor from the producer actor's instants.
 
 mod arrival;
 mod derive;
 pub mod monitor;
 mod nacos;
 mod nacos_bounds;
+mod sends;
 #[cfg(test)]
 mod tests_bounded;
 #[cfg(test)]
 mod tests_convergence;
+#[cfg(test)]
+mod tests_sends;
 
 use crate::sim::clock::SimTime;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};
@@ -86,10 +90,36 @@ pub enum Invariant {
     /// timeout, once deleted, is deleted again at every check tick after re-registering, for
     /// ever (`nacos_bounds::beat_cycle`).
     NacosRecovery,
+    /// A synchronous send ends no later than its `sendMsgTimeout` plus the connect timeout after
+    /// it began, and does end. `DefaultMQProducerImpl#sendDefaultImpl` starts no attempt once
+    /// `timeout < costTime` and gives each attempt only what is left; but an attempt that must
+    /// open a connection first waits for it in `NettyRemotingClient#getAndCreateChannel`
+    /// (`awaitUninterruptibly()` on a future Netty fails after `connectTimeoutMillis`, 3 s), and
+    /// only then finds its time spent (`left <= 0`): the budget does not cut the connect. So the
+    /// natural statement — never longer than the timeout — is false in Java. Async sends are left
+    /// out (their timeouts come from `scanResponseTable`, a second late), and so is a send whose
+    /// client was paused while it ran. Measured from the actor's instants, not the note's.
+    SendWithinTimeout,
+    /// Every attempt goes to a broker name and write queue that a route the producer's client
+    /// held since the send began lists as writable, at the master address such a route gives
+    /// that name. "Since the send began", not "now": Java keeps the `TopicPublishInfo` the send
+    /// started with for its retries (`sendDefaultImpl`), and reads the address from
+    /// `brokerAddrTable` as it is at the attempt (`findBrokerAddressInPublish`). An async retry's
+    /// queue id is not checked: it re-sends the first request, queue id and all, to another
+    /// broker (`MQClientAPIImpl#onExceptionImpl`).
+    SendsFollowRoute,
+    /// Once every fault has been healed for the settling time (240 s, as for `convergence`), a
+    /// send that begins while its client's route lists only running masters that store the
+    /// topic with at least the route's queues succeeds. Sends are not promised anything when the
+    /// route is not sound that way — RocketMQ keeps routing to a broker whose topic was deleted
+    /// (TOPIC_NOT_EXIST, retried elsewhere by a sync send, not by an async one), to a topic no
+    /// name server has any more (the client keeps its last route), or to queues an
+    /// `updateTopic` took away until the route catches up.
+    SendsRecover,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 7] = [
+    pub const ALL: [Invariant; 10] = [
         Invariant::ConsistentTables,
         Invariant::NoFalseExpiry,
         Invariant::BoundedExpiry,
@@ -97,11 +127,21 @@ impl Invariant {
         Invariant::NacosStaysHealthy,
         Invariant::NacosBoundedExpiry,
         Invariant::NacosRecovery,
+        Invariant::SendWithinTimeout,
+        Invariant::SendsFollowRoute,
+        Invariant::SendsRecover,
     ];
 
-    /// The invariants about RocketMQ name servers, brokers and clients.
-    pub const ROCKETMQ: [Invariant; 4] =
-        [Invariant::ConsistentTables, Invariant::NoFalseExpiry, Invariant::BoundedExpiry, Invariant::Convergence];
+    /// The invariants about RocketMQ name servers, brokers, clients and producers.
+    pub const ROCKETMQ: [Invariant; 7] = [
+        Invariant::ConsistentTables,
+        Invariant::NoFalseExpiry,
+        Invariant::BoundedExpiry,
+        Invariant::Convergence,
+        Invariant::SendWithinTimeout,
+        Invariant::SendsFollowRoute,
+        Invariant::SendsRecover,
+    ];
 
     /// The invariants about Nacos naming servers and their ephemeral instances.
     pub const NACOS: [Invariant; 3] =
@@ -117,6 +157,9 @@ impl Invariant {
             Invariant::NacosStaysHealthy => "nacos_stays_healthy",
             Invariant::NacosBoundedExpiry => "nacos_bounded_expiry",
             Invariant::NacosRecovery => "nacos_recovery",
+            Invariant::SendWithinTimeout => "send_within_timeout",
+            Invariant::SendsFollowRoute => "sends_follow_route",
+            Invariant::SendsRecover => "sends_recover",
         }
     }
 
@@ -184,6 +227,12 @@ pub enum Mutation {
     /// whose timeout equals its interval (`checkInstanceIsLegal` allows it), whose next beat
     /// arrives in the very instant of the check and so does not count.
     NacosUnhealthyAtTimeout,
+    /// The producer hands each attempt the whole `sendMsgTimeout` instead of what is left of it
+    /// — `sendKernelImpl(..., timeout)` for `timeout - costTime` in `sendDefaultImpl` — so the
+    /// attempts of one send can wait three timeouts between them. Only a send whose attempts
+    /// time out twice shows it (a cluster of one group whose master hangs or loses its host,
+    /// or a producer cut off from its brokers), and only `send_within_timeout` measures it.
+    ProducerIgnoresTimeout,
 }
 
 /// One broken invariant: which, when, and what the tables looked like against what they

@@ -10,6 +10,7 @@
 
 use super::derive::{self, Configs, Expected};
 use super::nacos::{NacosWatch, Quiet};
+use super::sends::{SendWatch, Settled};
 use super::{Arrival, Invariant, Violation};
 use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::notes::RmqNote;
@@ -76,6 +77,7 @@ pub struct Monitor {
     slowest: SimDuration,
     last_fault: SimTime,
     nacos: NacosWatch,
+    sends: SendWatch,
     violations: Vec<Violation>,
     /// Each invariant reports once: the first violation is the one to shrink towards.
     reported: BTreeSet<Invariant>,
@@ -121,6 +123,7 @@ impl Monitor {
             slowest: SimDuration::ZERO,
             last_fault: SimTime::ZERO,
             nacos: NacosWatch::new(scenario),
+            sends: SendWatch::new(scenario),
             violations: Vec::new(),
             reported: BTreeSet::new(),
         }
@@ -143,6 +146,7 @@ impl Monitor {
     pub fn process(&mut self, now: SimTime, name: &str, state: ProcState) {
         let before = self.state.insert(name.to_string(), state);
         self.nacos.process(now, name, before, state);
+        self.sends.process(name, state);
         if self.namesrvs.contains_key(name) {
             match (before, state) {
                 (Some(ProcState::Hung), ProcState::Running) => {
@@ -182,6 +186,29 @@ impl Monitor {
         }
     }
 
+    /// Producer `name`'s send `id` began (told by the producer actor).
+    pub fn send_started(&mut self, now: SimTime, name: &str, id: u64, world: &World) {
+        let settled = Settled { quiet_since: self.quiet(), state: &self.state, configs: &self.configs };
+        self.sends.started(now, name, id, world, settled);
+    }
+
+    /// An attempt of producer `name`'s send `id` went to `broker` at `addr`, queue `queue`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_attempt(
+        &mut self,
+        now: SimTime,
+        name: &str,
+        id: u64,
+        attempt: u32,
+        broker: &str,
+        addr: &str,
+        queue: u32,
+        world: &World,
+    ) -> Option<Violation> {
+        let (invariant, detail) = self.sends.attempt(name, id, attempt, broker, addr, queue, world)?;
+        self.violate(invariant, now, detail)
+    }
+
     /// Every trace event: track faults, and check what changed.
     pub fn on_event(&mut self, e: &TraceEvent, world: &World) -> Vec<Violation> {
         let mut out = Vec::new();
@@ -189,6 +216,11 @@ impl Monitor {
             What::Fault(FaultNote::Applied { name, .. }) => self.note_fault(e.t, name),
             What::Rmq(RmqNote::Expired { cluster, addr, timeout, .. }) => {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
+            }
+            What::Rmq(RmqNote::SendDone { producer, send, ok, result, .. }) => {
+                for (invariant, detail) in self.sends.done(e.t, producer, *send, *ok, result) {
+                    out.extend(self.violate(invariant, e.t, detail));
+                }
             }
             What::Nacos(note) => {
                 for (invariant, detail) in self.nacos.on_note(e.t, &e.actor, note) {
@@ -295,6 +327,9 @@ impl Monitor {
     /// Called when virtual time reaches `now`: every earlier instant is complete.
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
         let mut out = self.check_bounded_expiry(now, world);
+        if let Some((invariant, detail)) = self.sends.before_instant(now) {
+            out.extend(self.violate(invariant, now, detail));
+        }
         let pending = |i: Invariant| self.enabled.contains(&i) && !self.reported.contains(&i);
         let nacos = (pending(Invariant::NacosBoundedExpiry), pending(Invariant::NacosRecovery));
         if nacos.0 || nacos.1 {
