@@ -125,6 +125,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         name: format!("{} brokers x 2 name servers x {topics} topics, 1 h", groups * 2),
         description: None,
         seed: 42,
+        drawn: Vec::new(),
         duration: SimDuration::from_secs(3600),
         network: NetworkSpec { jitter: SimDuration::from_millis(2), ..NetworkSpec::default() },
         namesrvs,

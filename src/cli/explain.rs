@@ -5,7 +5,7 @@ use super::output::{output_failed, over_budget, print_report};
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::{parse_duration, SimTime};
 use crate::sim::runner::{run, RunOptions, DEFAULT_MAX_EVENTS};
-use crate::sim::scenario::load;
+use crate::sim::scenario::load_seeded;
 use crate::view::explain::render;
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ pub fn explain(args: ExplainArgs) -> u8 {
             return INVALID;
         }
     };
-    let scenario = match load(&args.file) {
+    let scenario = match load_seeded(&args.file, args.seed) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,4 +1,4 @@
-//! The command line: `routesim run`, `check`, `explore`, `explain`, `lesson`.
+//! The command line: `routesim run`, `check`, `explore`, `explain`, `lesson`, `sweep`.
 //!
 //! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
 //! was invalid (or could not be read or written). Errors never panic.
@@ -11,6 +11,8 @@ mod lesson;
 mod output;
 mod progress;
 mod run;
+mod sweep;
+mod sweep_json;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -44,6 +46,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Print a scenario's lesson page (Markdown): question, commands, verdicts, diagram, why.
     Lesson(lesson::LessonArgs),
+    /// Run one scenario over many seeds: how often each expectation held, and the distribution
+    /// of its convergence time.
+    Sweep(sweep::SweepArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -61,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Explore(args) => explore::explore(args),
         Command::Explain(args) => explain::explain(args),
         Command::Lesson(args) => lesson::lesson(args),
+        Command::Sweep(args) => sweep::sweep(args),
     };
     ExitCode::from(code)
 }

@@ -3,6 +3,7 @@
 use super::INVALID;
 use crate::sim::expect::{Verdict, When};
 use crate::sim::runner::{BudgetExceeded, RunReport};
+use crate::sim::scenario::Scenario;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -22,8 +23,14 @@ pub fn output_failed(e: &io::Error, code: u8) -> u8 {
     INVALID
 }
 
-pub fn scenario_header(name: &str, file: &Path) -> String {
-    format!("== {name}  ({})", file.display())
+/// The `==` line naming the scenario, then one line per time the file gives as a range, with
+/// what this seed drew for it.
+pub fn scenario_header(s: &Scenario, file: &Path) -> String {
+    let mut out = format!("== {}  ({})", s.name, file.display());
+    for d in &s.drawn {
+        out.push_str(&format!("\n   drawn  {}  {}..{}  ->  {}", d.what, d.from, d.to, d.value));
+    }
+    out
 }
 
 fn frame(when: &When) -> String {

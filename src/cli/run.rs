@@ -6,7 +6,7 @@ use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
 use crate::sim::clock::SimTime;
 use crate::sim::runner::{run as run_scenario, RunOptions, DEFAULT_MAX_EVENTS};
-use crate::sim::scenario::load;
+use crate::sim::scenario::load_seeded;
 use crate::sim::trace::{Detail, TraceOptions};
 use crate::view::mermaid::{DiagramView, MERMAID_MAX_TEXT};
 use crate::view::report::{render, ReportView};
@@ -71,7 +71,7 @@ pub fn run(args: RunArgs) -> u8 {
     let mut scenarios = Vec::new();
     let mut invalid = false;
     for file in &args.files {
-        match load(file) {
+        match load_seeded(file, args.seed) {
             Ok(s) => scenarios.push((file, s)),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -130,7 +130,7 @@ pub fn run(args: RunArgs) -> u8 {
         }
         // Written and flushed before the timeline starts streaming through its own buffer.
         let mut out = std::io::stdout().lock();
-        if let Err(e) = writeln!(out, "{}", scenario_header(&scenario.name, file)).and_then(|()| out.flush()) {
+        if let Err(e) = writeln!(out, "{}", scenario_header(&scenario, file)).and_then(|()| out.flush()) {
             return output_failed(&e, code);
         }
         drop(out);

@@ -16,5 +16,6 @@ pub mod packet;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod sweep;
 pub mod trace;
 pub mod world;

@@ -280,6 +280,7 @@ fn build(seed: u64, shape: Shape<'_>, (latency, jitter): (u64, u64), episodes: &
         name: "generated".into(),
         description: None,
         seed,
+        drawn: Vec::new(),
         duration,
         network,
         namesrvs,

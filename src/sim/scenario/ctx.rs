@@ -4,6 +4,7 @@ use super::error::{nearest, Locator, ScenarioError};
 use super::raw::S;
 use crate::rocketmq::types::perm;
 use crate::sim::clock::{parse_duration, SimDuration, SimTime};
+use crate::sim::rng::SimRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -91,7 +92,25 @@ pub struct Ctx<'a> {
     /// servers" (every broker without `namesrvs`) is a lookup, not a scan of every process:
     /// 10,000 brokers used to cost 10,000 scans of 10,000 names.
     by_kind: BTreeMap<Kind, Vec<String>>,
+    /// Draws the times written as ranges (`"10m..10m30s"`), from the run's seed: a generator of
+    /// its own, so that adding a range to a file does not move the run's other random choices.
+    phases: SimRng,
+    /// What was drawn, in file order.
+    pub drawn: Vec<Drawn>,
 }
+
+/// A time written as a range, and the instant drawn for this seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawn {
+    /// Where it was written: `line 12: start`.
+    pub what: String,
+    pub from: SimTime,
+    pub to: SimTime,
+    pub value: SimTime,
+}
+
+/// Mixed into the seed for the phase generator, so it does not replay the run's own stream.
+const PHASE_SALT: u64 = 0x7068_6173_6573_2121;
 
 impl<'a> Ctx<'a> {
     pub fn new(path: &'a Path, source: &'a str) -> Self {
@@ -101,7 +120,14 @@ impl<'a> Ctx<'a> {
             duration: SimDuration::ZERO,
             procs: BTreeMap::new(),
             by_kind: BTreeMap::new(),
+            phases: SimRng::new(PHASE_SALT),
+            drawn: Vec::new(),
         }
+    }
+
+    /// The run's seed is known: ranges are drawn from it from now on.
+    pub fn seed_phases(&mut self, seed: u64) {
+        self.phases = SimRng::new(seed ^ PHASE_SALT);
     }
 
     /// Where spans point: for checks that build their errors themselves (`limits`).
@@ -169,8 +195,35 @@ impl<'a> Ctx<'a> {
         self.within_run(v.span(), SimTime::ZERO + d)
     }
 
+    /// A process's `start`: a time, or a range `"A..B"` drawn from the seed; zero when absent.
     pub fn time_or_zero(&mut self, v: &Option<S<String>>) -> SimTime {
-        v.as_ref().and_then(|v| self.time(v)).unwrap_or(SimTime::ZERO)
+        v.as_ref().and_then(|v| self.moment(v, "start")).unwrap_or(SimTime::ZERO)
+    }
+
+    /// A time that may be written as a range, `"A..B"` (both ends included, `A <= B`, both
+    /// within the run): the instant is drawn uniformly, to the millisecond, from the seed, so a
+    /// sweep over seeds puts the event at every phase of the cycles it meets.
+    pub fn moment(&mut self, v: &S<String>, key: &str) -> Option<SimTime> {
+        let Some((a, b)) = v.get_ref().split_once("..") else { return self.time(v) };
+        let help = "a range is two times from the start, e.g. \"10m..10m30s\": the instant is drawn from the seed";
+        let (from, to) = match (parse_duration(a.trim()), parse_duration(b.trim())) {
+            (Ok(a), Ok(b)) => (SimTime::ZERO + a, SimTime::ZERO + b),
+            (Err(e), _) | (_, Err(e)) => {
+                return self.fail(
+                    v.span(),
+                    format!("invalid range {:?}: {:?} {}", v.get_ref(), e.input, e.why),
+                    Some(help),
+                )
+            }
+        };
+        if from > to {
+            return self.fail(v.span(), format!("range {:?} ends before it starts", v.get_ref()), Some(help));
+        }
+        self.within_run(v.span(), to)?;
+        let value = from + SimDuration(self.phases.up_to(to.since(from).millis()));
+        let line = self.loc.position(v.span().start).0;
+        self.drawn.push(Drawn { what: format!("line {line}: {key}"), from, to, value });
+        Some(value)
     }
 
     pub fn within_run(&mut self, span: std::ops::Range<usize>, t: SimTime) -> Option<SimTime> {

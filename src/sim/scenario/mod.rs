@@ -29,8 +29,9 @@ use crate::rocketmq::types::TopicConfig;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 use crate::sim::invariants::Invariant;
+pub use ctx::Drawn;
 pub use error::{ScenarioError, ScenarioErrors};
-pub use limits::{MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
+pub use limits::{read_source, MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
 pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
 pub use producer::{ProducerSpec, Schedule};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,9 @@ pub struct Scenario {
     pub name: String,
     pub description: Option<String>,
     pub seed: u64,
+    /// The times the file writes as ranges, and what this seed drew for them (empty for a
+    /// scenario without ranges, and for every generated one).
+    pub drawn: Vec<Drawn>,
     pub duration: SimDuration,
     pub network: NetworkSpec,
     pub namesrvs: Vec<NamesrvSpec>,
@@ -269,11 +273,22 @@ pub enum LoadError {
 
 /// Reads and validates a scenario file (at most [`MAX_FILE_BYTES`], UTF-8).
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    load_seeded(path, None)
+}
+
+/// [`load`] for a run with `seed` instead of the file's (`--seed`, a sweep): the times the file
+/// gives as ranges are drawn from that seed.
+pub fn load_seeded(path: &Path, seed: Option<u64>) -> Result<Scenario, LoadError> {
     let source = limits::read_source(path)?;
-    Ok(parse(path, &source)?)
+    Ok(parse_seeded(path, &source, seed)?)
 }
 
 /// Validates scenario text; `path` is only used in messages.
 pub fn parse(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
-    validate::validate(path, source)
+    validate::validate(path, source, None)
+}
+
+/// [`parse`] with the run's seed given (see [`load_seeded`]).
+pub fn parse_seeded(path: &Path, source: &str, seed: Option<u64>) -> Result<Scenario, ScenarioErrors> {
+    validate::validate(path, source, seed)
 }

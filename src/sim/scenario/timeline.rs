@@ -101,7 +101,7 @@ fn event(ctx: &mut Ctx, table: &str, raw: RawEvent, refs: &Refs) -> Result<Timed
     if let Some(n) = &raw.name {
         check_name(ctx, n);
     }
-    let at = ctx.time(&raw.at);
+    let at = ctx.moment(&raw.at, "at");
     let verbs = verbs(&raw);
     let (verb, vspan) = match verbs.as_slice() {
         [one] => one.clone(),

@@ -13,7 +13,8 @@ use crate::sim::invariants::Invariant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
+/// `seed`: the run's seed when it is not the file's (`--seed`, a sweep): ranges are drawn from it.
+pub fn validate(path: &Path, source: &str, seed: Option<u64>) -> Result<Scenario, ScenarioErrors> {
     let mut ctx = Ctx::new(path, source);
     if let Some(e) = super::limits::check_size(ctx.locator(), source) {
         return Err(ScenarioErrors(vec![e]));
@@ -31,7 +32,7 @@ pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
     if !too_many.is_empty() {
         return Err(ScenarioErrors(too_many));
     }
-    let scenario = build(&mut ctx, raw);
+    let scenario = build(&mut ctx, raw, seed);
     if ctx.errors.is_empty() {
         Ok(scenario)
     } else {
@@ -53,8 +54,13 @@ fn explain_toml_error(message: &str) -> (String, Option<String>) {
     (format!("unknown key `{field}`"), Some(help))
 }
 
-fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
+fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenario {
     let meta = raw.scenario.into_inner();
+    let seed = match seed_override {
+        Some(s) => s,
+        None => seed(ctx, meta.seed.as_ref()),
+    };
+    ctx.seed_phases(seed);
     ctx.duration = ctx.duration(&meta.duration).unwrap_or(SimDuration::ZERO);
     if ctx.duration > MAX_DURATION {
         // Times are checked against the duration: against the cap, they report only themselves.
@@ -140,7 +146,8 @@ fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
         invariants,
         name: meta.name.into_inner(),
         description: meta.description,
-        seed: seed(ctx, meta.seed.as_ref()),
+        seed,
+        drawn: std::mem::take(&mut ctx.drawn),
         duration: ctx.duration,
         network,
         namesrvs,

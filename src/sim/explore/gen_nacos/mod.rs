@@ -232,6 +232,7 @@ fn build(
         name: "generated".into(),
         description: None,
         seed,
+        drawn: Vec::new(),
         duration: last.since(SimTime::ZERO) + NACOS_SETTLE,
         network,
         namesrvs: Vec::new(),
