@@ -110,6 +110,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
                 topic: "Topic000".into(),
                 want: RouteWant { addrs: Some(slaves), ..Default::default() },
             },
+            converges: Vec::new(),
         },
         Expectation {
             name: "the client stops writing to those groups".into(),
@@ -119,6 +120,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
                 topic: "Topic000".into(),
                 want: RouteWant { writable_queues: Some(8 * (groups - killed) as u32), ..Default::default() },
             },
+            converges: Vec::new(),
         },
     ];
     Scenario {

@@ -8,6 +8,11 @@ use common::{errors, routesim, text, write};
 /// A power-off at a random phase of the broker's 30 s register cycle (and of its 5 s polls of
 /// the name server, whose idle close also ends the route); the expectation counts from it.
 fn phased(within: &str) -> String {
+    phased_with(within, "")
+}
+
+/// [`phased`], with more lines in its expectation (`converges = ...`).
+fn phased_with(within: &str, extra: &str) -> String {
     format!(
         r#"
 [scenario]
@@ -35,6 +40,7 @@ name = "the silent broker leaves the route"
 after = "power off b0"
 within = "{within}"
 route = {{ namesrv = "ns1", topic = "Orders", absent = true }}
+{extra}
 "#
     )
 }
@@ -124,4 +130,51 @@ fn sweep_refuses_bad_arguments_with_exit_2() {
         let out = routesim(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out).1);
     }
+}
+
+#[test]
+fn converges_bounds_the_distribution_of_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scan ends the route 120-125 s after the last registration, so no sooner than 90 s
+    // after a failure that falls just before the next one; the idle close, 120 s after the last
+    // 5 s poll, ends it by about 120 s whatever the phase.
+    let ok = write(dir.path(), "ok.toml", phased_with("130s", "converges = { min = \"90s..100s\", max = \"125s\" }"));
+    let out = routesim(&["sweep", ok.to_str().unwrap(), "--runs", "60"]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("PASS  converges max = 2m5s: measured"), "{stdout}");
+    // Every run holds, but the median is not what this file claims: the sweep fails.
+    let bad = write(dir.path(), "bad.toml", phased_with("130s", "converges = { p50 = \"1m..1m30s\" }"));
+    let out = routesim(&["sweep", bad.to_str().unwrap(), "--runs", "60", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bound = &doc["expectations"][0]["converges"][0];
+    assert_eq!(bound["quantile"], "p50");
+    assert_eq!(bound["held"], false);
+    assert!(bound["measured_ms"].as_u64().unwrap() > 90_000, "{bound}");
+    assert_eq!(doc["failing_seeds"].as_array().unwrap().len(), 0, "every run held; only the bound failed");
+}
+
+#[test]
+fn converges_needs_an_after_within_frame_and_a_valid_bound() {
+    let e = errors("\n[[expect]]\nname = \"x\"\nat = \"1m\"\nlive = { namesrv = \"ns1\", broker = \"a0\", present = true }\nconverges = { p99 = \"5s\" }\n").to_string();
+    assert!(e.contains("`converges` needs an `after`/`within` expectation"), "{e}");
+    let frame = "\n[[expect]]\nname = \"x\"\nafter = \"1m\"\nwithin = \"1m\"\nlive = { namesrv = \"ns1\", broker = \"a0\", present = true }\n";
+    let e = errors(&format!("{frame}converges = {{ p99 = \"soon\" }}\n")).to_string();
+    assert!(e.contains("invalid p99"), "{e}");
+    let e = errors(&format!("{frame}converges = {{ p95 = \"5s\" }}\n")).to_string();
+    assert!(e.contains("p95"), "{e}");
+    let e = errors(&format!("{frame}converges = {{}}\n")).to_string();
+    assert!(e.contains("states no bound"), "{e}");
+}
+
+#[test]
+fn converges_survives_a_toml_round_trip() {
+    use routesim::sim::scenario::{parse, to_toml};
+    use std::path::Path;
+    let s = parse(Path::new("p.toml"), &phased_with("130s", "converges = { p50 = \"1m40s..1m55s\", p99 = \"2m5s\" }"))
+        .unwrap();
+    assert_eq!(s.expects[0].converges.len(), 2);
+    let back = parse(Path::new("p.toml"), &to_toml(&s)).unwrap();
+    assert_eq!(back.expects, s.expects);
 }

@@ -81,7 +81,7 @@ pub fn sweep(args: SweepArgs) -> u8 {
         started.elapsed().as_secs_f64()
     );
     let over = report.outcomes.iter().any(|o| o.over_budget);
-    let code = match (over, report.failing_seeds().is_empty()) {
+    let code = match (over, report.all_held()) {
         (true, _) => INVALID,
         (false, true) => HELD,
         (false, false) => FAILED,
@@ -122,6 +122,11 @@ fn print(
                 draw(out, d)?;
             }
         }
+        for (b, value, held) in &e.bounds {
+            let verdict = if *held { "PASS" } else { "FAIL" };
+            let measured = value.map_or("nothing to measure: it held in no run".to_string(), |v| v.to_string());
+            writeln!(out, "    {verdict}  converges {} = {}: measured {measured}", b.quantile.key(), b.text())?;
+        }
     }
     let over: Vec<u64> = r.outcomes.iter().filter(|o| o.over_budget).map(|o| o.seed).collect();
     if !over.is_empty() {
@@ -137,6 +142,10 @@ fn print(
         writeln!(out, "invariants violated in {} runs; the first: {first}", violated.len())?;
     }
     let failing = r.failing_seeds();
+    let bounds = r.expectations.iter().filter(|e| !e.bounds_held()).count();
+    if bounds > 0 {
+        writeln!(out, "{bounds} expectations out of their `converges` bounds")?;
+    }
     if failing.is_empty() {
         writeln!(out, "every expectation held in every run")?;
     } else {

@@ -11,7 +11,28 @@ pub fn write(out: &mut impl Write, file: &Path, opts: &SweepOptions, r: &SweepRe
     let expectations: Vec<Value> = r
         .expectations
         .iter()
-        .map(|e| json!({ "name": e.name, "held": e.held, "runs": e.runs, "converged_ms": e.converged.as_ref().map(distribution) }))
+        .map(|e| {
+            let bounds: Vec<Value> = e
+                .bounds
+                .iter()
+                .map(|(b, value, held)| {
+                    json!({
+                        "quantile": b.quantile.key(),
+                        "at_least_ms": b.at_least.millis(),
+                        "at_most_ms": b.at_most.millis(),
+                        "measured_ms": value.map(|v| v.millis()),
+                        "held": held,
+                    })
+                })
+                .collect();
+            json!({
+                "name": e.name,
+                "held": e.held,
+                "runs": e.runs,
+                "converged_ms": e.converged.as_ref().map(distribution),
+                "converges": bounds,
+            })
+        })
         .collect();
     let seeds: Vec<Value> = r
         .outcomes
@@ -33,6 +54,7 @@ pub fn write(out: &mut impl Write, file: &Path, opts: &SweepOptions, r: &SweepRe
         "runs": opts.runs,
         "events": r.events,
         "expectations": expectations,
+        "all_held": r.all_held(),
         "failing_seeds": r.failing_seeds(),
         "seeds": seeds,
     });

@@ -11,7 +11,7 @@
 //! the report does not depend on how many threads ran it.
 
 use crate::sim::clock::SimDuration;
-use crate::sim::expect::Verdict;
+use crate::sim::expect::{Quantile, QuantileBound, Verdict};
 use crate::sim::runner::{run, RunOptions};
 use crate::sim::scenario::{parse_seeded, ScenarioErrors};
 use crate::sim::world::percentile;
@@ -55,6 +55,15 @@ pub struct ExpectSummary {
     pub runs: u64,
     /// The convergence times of the runs where it held, when it has one (`after`/`within`).
     pub converged: Option<Distribution>,
+    /// Its `converges` bounds, each with the value the sweep measured (`None`: it held in no
+    /// run, so there is nothing to measure) and whether the bound held.
+    pub bounds: Vec<(QuantileBound, Option<SimDuration>, bool)>,
+}
+
+impl ExpectSummary {
+    pub fn bounds_held(&self) -> bool {
+        self.bounds.iter().all(|b| b.2)
+    }
 }
 
 /// Nearest-rank quantiles of a set of durations, and a histogram of them.
@@ -74,6 +83,16 @@ pub struct Distribution {
 pub const BINS: u64 = 12;
 
 impl Distribution {
+    pub fn value(&self, q: Quantile) -> SimDuration {
+        match q {
+            Quantile::Min => self.min,
+            Quantile::P50 => self.p50,
+            Quantile::P90 => self.p90,
+            Quantile::P99 => self.p99,
+            Quantile::Max => self.max,
+        }
+    }
+
     pub fn of(mut values: Vec<SimDuration>) -> Option<Self> {
         if values.is_empty() {
             return None;
@@ -110,6 +129,11 @@ pub struct SweepReport {
 impl SweepReport {
     pub fn failing_seeds(&self) -> Vec<u64> {
         self.outcomes.iter().filter(|o| !o.all_held()).map(|o| o.seed).collect()
+    }
+
+    /// Every run held everything, and every distribution is within its bounds.
+    pub fn all_held(&self) -> bool {
+        self.failing_seeds().is_empty() && self.expectations.iter().all(ExpectSummary::bounds_held)
     }
 }
 
@@ -163,11 +187,21 @@ pub fn sweep(
             let finished = outcomes.iter().filter(|o| !o.over_budget);
             let held: Vec<Option<SimDuration>> =
                 finished.clone().filter_map(|o| o.verdicts.get(i).filter(|v| v.0).map(|v| v.1)).collect();
+            let converged = Distribution::of(held.iter().flatten().copied().collect());
+            let bounds = e
+                .converges
+                .iter()
+                .map(|b| {
+                    let value = converged.as_ref().map(|d| d.value(b.quantile));
+                    (*b, value, value.is_some_and(|v| b.holds(v)))
+                })
+                .collect();
             ExpectSummary {
                 name: e.name.clone(),
                 held: held.len() as u64,
                 runs: finished.count() as u64,
-                converged: Distribution::of(held.into_iter().flatten().collect()),
+                converged,
+                bounds,
             }
         })
         .collect();

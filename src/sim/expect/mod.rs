@@ -23,6 +23,56 @@ pub struct Expectation {
     pub name: String,
     pub when: When,
     pub subject: Subject,
+    /// Bounds on the distribution of the convergence time over a sweep (`converges = { p99 =
+    /// "125s" }`): checked by `routesim sweep`, which has a distribution; a single run has one
+    /// value and leaves them alone.
+    pub converges: Vec<QuantileBound>,
+}
+
+/// Which point of a distribution a bound is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Quantile {
+    Min,
+    P50,
+    P90,
+    P99,
+    Max,
+}
+
+impl Quantile {
+    pub const ALL: [Quantile; 5] = [Quantile::Min, Quantile::P50, Quantile::P90, Quantile::P99, Quantile::Max];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Quantile::Min => "min",
+            Quantile::P50 => "p50",
+            Quantile::P90 => "p90",
+            Quantile::P99 => "p99",
+            Quantile::Max => "max",
+        }
+    }
+}
+
+/// `p99 = "125s"` (at most) or `p50 = "100s..115s"` (within, both ends included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantileBound {
+    pub quantile: Quantile,
+    pub at_least: SimDuration,
+    pub at_most: SimDuration,
+}
+
+impl QuantileBound {
+    pub fn holds(&self, value: SimDuration) -> bool {
+        self.at_least <= value && value <= self.at_most
+    }
+
+    /// As the scenario writes it.
+    pub fn text(&self) -> String {
+        match self.at_least == SimDuration::ZERO {
+            true => format!("{}", self.at_most),
+            false => format!("{}..{}", self.at_least, self.at_most),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

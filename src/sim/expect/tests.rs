@@ -25,6 +25,7 @@ fn listed(name: &str, when: When) -> Expectation {
         name: name.into(),
         when,
         subject: Subject::Cluster { namesrv: "ns1".into(), cluster: CLUSTER.into(), brokers },
+        converges: Vec::new(),
     }
 }
 

@@ -5,8 +5,8 @@ use super::ctx::{Ctx, Kind, JAVA_INT_MAX};
 use super::error::nearest;
 use super::raw::{RawExpect, RawRoute, S};
 use super::timeline::{AnchorError, Anchors};
-use crate::sim::clock::{parse_duration, SimTime};
-use crate::sim::expect::{Expectation, RouteWant, Subject, When};
+use crate::sim::clock::{parse_duration, SimDuration, SimTime};
+use crate::sim::expect::{Expectation, Quantile, QuantileBound, RouteWant, Subject, When};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Known<'a> {
@@ -29,10 +29,54 @@ pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expe
         }
         let when = when(ctx, &r, span.clone(), known.anchors);
         let subject = subject(ctx, &r, span, known);
+        let converges = converges(ctx, &r, when.as_ref());
         if let (Some(when), Some(mut subject)) = (when, subject) {
             super::sends_expect::anchor(&mut subject, &when);
-            out.push(Expectation { name: r.name.into_inner(), when, subject });
+            out.push(Expectation { name: r.name.into_inner(), when, subject, converges });
         }
+    }
+    out
+}
+
+/// `converges = { ... }`: each key a duration (at most) or a range `"A..B"` (within). Only an
+/// `after`/`within` expectation has a convergence time to bound.
+fn converges(ctx: &mut Ctx, r: &RawExpect, when: Option<&When>) -> Vec<QuantileBound> {
+    let Some(raw) = &r.converges else { return Vec::new() };
+    if when.is_some_and(|w| !matches!(w, When::By { .. })) {
+        let help = "only `after` with `within` measures a convergence time; `sweep` takes its distribution";
+        ctx.error(raw.span(), "`converges` needs an `after`/`within` expectation", Some(help.into()));
+        return Vec::new();
+    }
+    let c = raw.get_ref();
+    let keys = [
+        (Quantile::Min, &c.min),
+        (Quantile::P50, &c.p50),
+        (Quantile::P90, &c.p90),
+        (Quantile::P99, &c.p99),
+        (Quantile::Max, &c.max),
+    ];
+    let mut out = Vec::new();
+    let mut stated = false;
+    for (quantile, v) in keys {
+        let Some(v) = v else { continue };
+        stated = true;
+        let text = v.get_ref().trim();
+        let parsed = match text.split_once("..") {
+            Some((a, b)) => parse_duration(a.trim()).and_then(|a| Ok((a, parse_duration(b.trim())?))),
+            None => parse_duration(text).map(|b| (SimDuration::ZERO, b)),
+        };
+        match parsed {
+            Ok((at_least, at_most)) if at_least <= at_most => out.push(QuantileBound { quantile, at_least, at_most }),
+            Ok(_) => ctx.error(v.span(), format!("range {text:?} ends before it starts"), None),
+            Err(e) => ctx.error(
+                v.span(),
+                format!("invalid {} {:?}: {}", quantile.key(), e.input, e.why),
+                Some("a duration (at most), e.g. \"125s\", or a range (within), e.g. \"100s..115s\"".into()),
+            ),
+        }
+    }
+    if !stated {
+        ctx.error(raw.span(), "`converges` states no bound", Some("give one of min, p50, p90, p99, max".into()));
     }
     out
 }

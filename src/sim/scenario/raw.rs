@@ -269,6 +269,18 @@ pub struct RawExpect {
     pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
     pub sends: Option<S<RawSends>>,
+    pub converges: Option<S<RawConverges>>,
+}
+
+/// `converges = { p50 = "100s..115s", p99 = "125s", max = "126s" }`: bounds for `sweep`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConverges {
+    pub min: Option<S<String>>,
+    pub p50: Option<S<String>>,
+    pub p90: Option<S<String>>,
+    pub p99: Option<S<String>>,
+    pub max: Option<S<String>>,
 }
 
 /// The route claims, for a name server's route (`namesrv`) or a client's view (`client`).

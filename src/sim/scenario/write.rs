@@ -285,6 +285,11 @@ fn expect(out: &mut String, e: &Expectation) {
         Subject::Sends(w) => super::sends_expect::write(w),
     };
     let _ = writeln!(out, "{subject}");
+    if !e.converges.is_empty() {
+        let bounds: Vec<String> =
+            e.converges.iter().map(|b| format!("{} = {}", b.quantile.key(), q(&b.text()))).collect();
+        let _ = writeln!(out, "converges = {{ {} }}", bounds.join(", "));
+    }
 }
 
 fn want_fields(w: &RouteWant) -> String {
