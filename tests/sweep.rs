@@ -178,3 +178,25 @@ fn converges_survives_a_toml_round_trip() {
     let back = parse(Path::new("p.toml"), &to_toml(&s)).unwrap();
     assert_eq!(back.expects, s.expects);
 }
+
+#[test]
+fn report_writes_a_self_contained_page_with_a_histogram_per_expectation() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("sweep.html");
+    let out = routesim(&[
+        "sweep",
+        "tests/fixtures/phased-power-off.toml",
+        "--runs",
+        "50",
+        "--report",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg data-expect=\"the silent broker leaves the route within 125 s\""), "{html}");
+    assert!(html.matches("class=\"bin\"").count() <= 12, "at most 12 bins");
+    assert!(!html.contains("<script") && !html.contains("http"), "self-contained, no script, no link out");
+    // An unwritable path is found before the runs, with exit 2.
+    let out = routesim(&["sweep", "tests/fixtures/phased-power-off.toml", "--report", "/nonexistent-dir/x.html"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -29,6 +29,7 @@ fn main() {
         needs(browser_missing, "mermaid_diagrams_render_to_svg_without_errors", mermaid_diagrams_render),
         needs(browser_missing, "html_reports_load_cleanly_and_show_their_lanes", html_reports_load),
         needs(browser_missing, "producer_charts_show_when_sends_retry_and_fail", producer_charts_show),
+        needs(browser_missing, "sweep_reports_draw_a_labelled_histogram_per_expectation", sweep_report_draws),
         needs(script_missing, "check_on_a_terminal_draws_a_progress_line", check_draws_progress),
         needs(script_missing, "run_on_a_terminal_shows_virtual_time_progress", run_shows_progress),
     ];
@@ -210,4 +211,26 @@ fn run_shows_progress() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("/300 virtual seconds"), "a progress line over the 5 min run: {out:?}");
     assert!(out.contains("PASS  the killed broker is gone within 10 ms"), "then the verdicts: {out:?}");
+}
+
+/// `routesim sweep --report`: a power-off at a random phase, swept over 200 seeds; the page
+/// shows a histogram of all 200 convergence times with its quantiles, every label inside the
+/// chart, and the bounds' verdicts as text.
+fn sweep_report_draws() {
+    let file = root().join("tests/fixtures/phased-power-off.toml");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let opts = routesim::sim::sweep::SweepOptions { first_seed: 1, runs: 200, jobs: 2, max_events: 1_000_000 };
+    let report =
+        routesim::sim::sweep::sweep(&file, &source, &opts, &|_| {}).unwrap_or_else(|(seed, e)| panic!("{seed}: {e}"));
+    let html = out_dir().join("sweep.html");
+    std::fs::write(&html, routesim::view::sweep::html(&report, "phased-power-off.toml", "1..=200")).unwrap();
+    let v = check("sweep", &html, &out_dir().join("sweep.png"));
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    let charts = v["charts"].as_array().unwrap();
+    assert_eq!(charts.len(), 1, "{v}");
+    assert_eq!(charts[0]["runs"], 200, "{v}");
+    assert_eq!(charts[0]["quantiles"], serde_json::json!(["p50", "p90", "p99"]), "{v}");
+    assert_eq!(charts[0]["clipped"], 0, "labels cut off at the chart's edge: {v}");
+    let text = v["text"].as_str().unwrap();
+    assert!(text.contains("PASS converges max = 2m5s"), "{text}");
 }

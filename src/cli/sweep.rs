@@ -2,6 +2,7 @@
 //! scenario over many seeds; per expectation, how often it held and the distribution of its
 //! convergence time, and every failing seed as a command that replays it.
 
+use super::files::Staged;
 use super::output::output_failed;
 use super::progress::Progress;
 use super::{threads, FAILED, HELD, INVALID};
@@ -31,6 +32,9 @@ pub struct SweepArgs {
     /// Print one JSON document instead: the same figures, every seed's outcome included.
     #[arg(long)]
     json: bool,
+    /// Also write a self-contained HTML page with each expectation's histogram (SVG).
+    #[arg(long)]
+    report: Option<PathBuf>,
     /// Stop each run after N events (exit 2), as `run --max-events`.
     #[arg(long, default_value_t = DEFAULT_MAX_EVENTS)]
     max_events: u64,
@@ -62,6 +66,14 @@ pub fn sweep(args: SweepArgs) -> u8 {
             return INVALID;
         }
     };
+    // Found unwritable before the runs, not after; put in place only once complete.
+    let staged = match args.report.as_deref().map(Staged::create).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", args.report.as_deref().unwrap_or(Path::new("")).display());
+            return INVALID;
+        }
+    };
     let opts = SweepOptions { first_seed: args.first_seed, runs: args.runs, jobs, max_events: args.max_events };
     let progress = Progress::new("runs", args.runs);
     let started = std::time::Instant::now();
@@ -86,6 +98,16 @@ pub fn sweep(args: SweepArgs) -> u8 {
         (false, true) => HELD,
         (false, false) => FAILED,
     };
+    if let Some(staged) = staged {
+        let seeds = format!("{}..={}", opts.first_seed, opts.first_seed + opts.runs - 1);
+        let page = crate::view::sweep::html(&report, &args.file.display().to_string(), &seeds);
+        let dest = staged.dest().to_path_buf();
+        let written = staged.writer().and_then(|mut f| f.write_all(page.as_bytes())).and_then(|()| staged.commit());
+        if let Err(e) = written {
+            eprintln!("error: cannot write {}: {e}", dest.display());
+            return INVALID;
+        }
+    }
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         super::sweep_json::write(&mut out, &args.file, &opts, &report)

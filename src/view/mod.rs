@@ -7,6 +7,7 @@ pub mod explain;
 pub mod lesson;
 pub mod mermaid;
 pub mod report;
+pub mod sweep;
 
 use crate::sim::clock::{parse_duration, SimTime};
 use std::fmt;

@@ -2,6 +2,7 @@
 //
 //   node check.mjs mermaid <diagram.mmd> <screenshot.png>
 //   node check.mjs report  <report.html> <screenshot.png>
+//   node check.mjs sweep   <sweep.html> <screenshot.png>
 //
 // Mermaid is loaded from node_modules on disk, never from a CDN; Chromium is Debian's
 // (/usr/bin/chromium), started with the flags this closed network needs.
@@ -59,6 +60,21 @@ if (mode === 'mermaid') {
   await page.mouse.move(700, 300);
   await page.mouse.wheel(0, -400);
   await page.mouse.wheel(0, 400);
+} else if (mode === 'sweep') {
+  await page.goto(pathToFileURL(resolve(input)).href);
+  result = await page.evaluate(() => ({
+    charts: [...document.querySelectorAll('svg[data-expect]')].map(svg => ({
+      expect: svg.getAttribute('data-expect'),
+      runs: [...svg.querySelectorAll('rect.bin')].reduce((n, r) => n + Number(r.getAttribute('data-count')), 0),
+      quantiles: [...svg.querySelectorAll('line.quantile')].map(l => l.getAttribute('data-q')),
+      // Every label must sit inside the chart: a cut-off label says nothing in a screenshot.
+      clipped: [...svg.querySelectorAll('text')].filter(t => {
+        const b = t.getBBox(), v = svg.viewBox.baseVal;
+        return b.x < v.x - 0.5 || b.x + b.width > v.x + v.width + 0.5;
+      }).length,
+    })),
+    text: document.body.innerText,
+  }));
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);
