@@ -5,7 +5,7 @@
 use super::output::output_failed;
 use super::progress::Progress;
 use super::{threads, FAILED, HELD, INVALID};
-use crate::sim::explore::{explore as run_explore, ExploreOptions, ExploreReport, Model};
+use crate::sim::explore::{explore as run_explore, ExploreOptions, ExploreReport, Model, Shard};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -46,6 +46,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
         mutation: None,
         max_shrink_iters: 256,
         stop_at_first: false,
+        shard: Shard::WHOLE,
     };
     let report = run_explore(&opts, &|done| progress.update(done));
     progress.finish();

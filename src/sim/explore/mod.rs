@@ -2,8 +2,8 @@
 //! every event, and each failure shrunk and saved as a scenario file that replays it.
 //!
 //! `routesim explore` and the property tests both come here: the generators are in [`gen`]
-//! (RocketMQ) and [`gen_nacos`] (Nacos), the properties in [`check`], and [`explore`] drives
-//! proptest's runner across threads.
+//! (RocketMQ) and [`gen_nacos`] (Nacos), the properties in [`check`], and [`explore`] draws the
+//! cases, spreads them over threads and shrinks the failures.
 
 pub mod gen;
 pub mod gen_nacos;
@@ -14,7 +14,8 @@ use crate::sim::invariants::{Mutation, Violation};
 use crate::sim::runner::{run, RunOptions};
 use crate::sim::scenario::{to_toml, Scenario};
 use proptest::prelude::{prop_oneof, BoxedStrategy, Strategy};
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -65,9 +66,46 @@ pub fn check(s: &Scenario, mutation: Option<Mutation>) -> Result<u64, Failure> {
 /// A shrunk failure, saved.
 #[derive(Clone, Debug)]
 pub struct SavedFailure {
+    /// The property that failed: an invariant's key, or `determinism`.
+    pub invariant: &'static str,
     pub failure: String,
     pub path: PathBuf,
     pub seed: u64,
+    /// Which case of the sweep it was found in.
+    pub case: u64,
+}
+
+/// A slice of a sweep's cases (`--shard K/N`): case `i` is shard `i % N`'s. The whole sweep is
+/// shard `0/1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    pub fn owns(&self, case: u64) -> bool {
+        case % self.count == self.index
+    }
+
+    /// `K/N`, `0 <= K < N`: a Kubernetes Indexed Job's completion index and its completions.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard must be K/N with 0 <= K < N (e.g. 0/4), got {text:?}");
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (k.trim().parse::<u64>().map_err(|_| bad())?, n.trim().parse::<u64>().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// Which system the generated scenarios model (`routesim explore --model`). The variants' doc
@@ -120,6 +158,8 @@ pub struct ExploreOptions {
     pub max_shrink_iters: u32,
     /// Stop every thread once one failure has been saved (for tests that only need one).
     pub stop_at_first: bool,
+    /// Which of the `cases` this process runs.
+    pub shard: Shard,
 }
 
 pub struct ExploreReport {
@@ -145,79 +185,57 @@ pub fn save(dir: &Path, s: &Scenario, failure: &Failure) -> std::io::Result<Path
     Ok(path)
 }
 
-/// Generates and checks `cases` scenarios on `jobs` threads. `progress` is called with the
-/// number of cases run so far (shrink runs not counted).
+/// Generates and checks the cases of `opts.shard` on `jobs` threads. `progress` is called with
+/// the number of cases run so far (shrink runs not counted).
+///
+/// Case `i` of a sweep is generated from its own generator, seeded from `(seed, i)`, never from
+/// what an earlier case drew: so which cases run, and what each is, depends neither on the
+/// number of threads nor on the shard, and the shards `0/N .. N-1/N` of a sweep run exactly its
+/// cases between them. A failing case is shrunk (proptest's simplify/complicate walk over its
+/// value tree, at most `max_shrink_iters` runs) and saved.
 pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> ExploreReport {
     let started = Instant::now();
-    let (cases, events) = (AtomicU64::new(0), AtomicU64::new(0));
+    let ours: Vec<u64> = (0..u64::from(opts.cases)).filter(|i| opts.shard.owns(*i)).collect();
+    let (next, cases, events) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let failures = std::sync::Mutex::new(Vec::new());
     let stop = std::sync::atomic::AtomicBool::new(false);
-    // A thread beyond the cases would have no share; capping here also keeps `jobs` within u32,
-    // where the shares are counted (2^32 threads used to wrap to a division by zero).
-    let jobs = u32::try_from(opts.jobs).unwrap_or(u32::MAX).clamp(1, opts.cases.max(1));
+    // A thread beyond the cases would have nothing to do.
+    let jobs = opts.jobs.clamp(1, ours.len().max(1));
     std::thread::scope(|scope| {
-        for job in 0..jobs {
-            let share = opts.cases / jobs + u32::from(job < opts.cases % jobs);
-            let (cases, events, failures, stop) = (&cases, &events, &failures, &stop);
+        for _ in 0..jobs {
+            let (next, cases, events, failures, stop, ours) = (&next, &cases, &events, &failures, &stop, &ours);
             scope.spawn(move || {
                 // Boxed strategies are not `Send`: each thread builds its own.
                 let strategy = opts.model.strategy();
-                let mut left = share;
-                let mut round = 0u64;
-                while left > 0 && !stop.load(Ordering::Relaxed) {
-                    let seed = opts.seed
-                        ^ u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                        ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03);
-                    let mut seed_bytes = [0u8; 32];
-                    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-                    let config = Config {
-                        cases: left,
-                        failure_persistence: None,
-                        max_shrink_iters: opts.max_shrink_iters,
-                        ..Config::default()
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(&case) = ours.get(next.fetch_add(1, Ordering::Relaxed) as usize) else { break };
+                    progress(cases.fetch_add(1, Ordering::Relaxed) + 1);
+                    let mut runner = TestRunner::new_with_rng(
+                        Config { failure_persistence: None, ..Config::default() },
+                        TestRng::from_seed(RngAlgorithm::ChaCha, &case_seed(opts.seed, case)),
+                    );
+                    let Ok(mut tree) = strategy.new_tree(&mut runner) else { continue };
+                    let failure = match check(&tree.current(), opts.mutation) {
+                        Ok(n) => {
+                            events.fetch_add(n, Ordering::Relaxed);
+                            continue;
+                        }
+                        Err(f) => f,
                     };
-                    let mut runner =
-                        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes));
-                    let shrinking = std::sync::atomic::AtomicBool::new(false);
-                    let ran = std::sync::atomic::AtomicU32::new(0);
-                    let result = runner.run(&strategy, |s| {
-                        if stop.load(Ordering::Relaxed) && !shrinking.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        if !shrinking.load(Ordering::Relaxed) {
-                            ran.fetch_add(1, Ordering::Relaxed);
-                            progress(cases.fetch_add(1, Ordering::Relaxed) + 1);
-                        }
-                        match check(&s, opts.mutation) {
-                            Ok(n) => {
-                                events.fetch_add(n, Ordering::Relaxed);
-                                Ok(())
-                            }
-                            Err(f) => {
-                                shrinking.store(true, Ordering::Relaxed);
-                                Err(TestCaseError::fail(f.to_string()))
-                            }
-                        }
+                    let (minimal, failure) = shrink(&mut *tree, failure, opts);
+                    let saved = save(&opts.out_dir, &minimal, &failure).map(|path| SavedFailure {
+                        invariant: failure.property(),
+                        failure: failure.to_string(),
+                        path,
+                        seed: minimal.seed,
+                        case,
                     });
-                    left = left.saturating_sub(ran.into_inner().max(1));
-                    if let Err(TestError::Fail(_, minimal)) = result {
-                        // Re-check the minimal case for its exact failure (the message proptest
-                        // kept may belong to a larger case).
-                        if let Err(f) = check(&minimal, opts.mutation) {
-                            let saved = save(&opts.out_dir, &minimal, &f).map(|path| SavedFailure {
-                                failure: f.to_string(),
-                                path,
-                                seed: minimal.seed,
-                            });
-                            if let Ok(saved) = saved {
-                                failures.lock().expect("no panics while held").push(saved);
-                                if opts.stop_at_first {
-                                    stop.store(true, Ordering::Relaxed);
-                                }
-                            }
+                    if let Ok(saved) = saved {
+                        failures.lock().expect("no panics while held").push(saved);
+                        if opts.stop_at_first {
+                            stop.store(true, Ordering::Relaxed);
                         }
                     }
-                    round += 1;
                 }
             });
         }
@@ -225,4 +243,45 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
     let mut failures = failures.into_inner().expect("threads joined");
     failures.sort_by(|a, b| a.path.cmp(&b.path));
     ExploreReport { cases: cases.into_inner(), events: events.into_inner(), failures, elapsed: started.elapsed() }
+}
+
+/// The 32 seed bytes of case `i` of the sweep seeded `seed` (SplitMix64 over both, so nearby
+/// seeds and indices give unrelated streams).
+fn case_seed(seed: u64, i: u64) -> [u8; 32] {
+    let mut state = seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut out = [0u8; 32];
+    for chunk in out.chunks_mut(8) {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out
+}
+
+/// proptest's shrinking walk: simplify while the case still fails, complicate when a step went
+/// too far, until neither moves or the budget is spent. Returns the smallest failing case and
+/// its own failure (the first failure may belong to a larger case).
+fn shrink(tree: &mut dyn ValueTree<Value = Scenario>, failure: Failure, opts: &ExploreOptions) -> (Scenario, Failure) {
+    let mut best = (tree.current(), failure);
+    let mut runs = 0;
+    if !tree.simplify() {
+        return best;
+    }
+    while runs < opts.max_shrink_iters {
+        runs += 1;
+        let candidate = tree.current();
+        let moved = match check(&candidate, opts.mutation) {
+            Err(f) => {
+                best = (candidate, f);
+                tree.simplify()
+            }
+            Ok(_) => tree.complicate(),
+        };
+        if !moved {
+            break;
+        }
+    }
+    best
 }
