@@ -5,6 +5,7 @@
 pub mod cast;
 pub mod explain;
 pub mod lesson;
+pub mod lesson_sweep;
 pub mod mermaid;
 pub mod report;
 pub mod sweep;
