@@ -4,9 +4,11 @@
 
 pub mod cast;
 pub mod explain;
+pub mod glossary;
 pub mod lesson;
 pub mod mermaid;
 pub mod report;
+pub mod versions;
 
 use crate::sim::clock::{parse_duration, SimTime};
 use std::fmt;
