@@ -251,7 +251,7 @@ pub fn index(lessons: &[Lesson]) -> String {
          question, the commands to run, what the run shows — its verdicts with convergence times and\n\
          its sequence diagram —, why, and the source methods involved. Regenerate them all with\n\
          `UPDATE_LESSONS=1 cargo test --test lessons`; the same test fails while a page is stale.\n\n\
-         A page links the first use of each term to the [glossary](../glossary.md), and ends with the\n\
+         A page links the first use of each term to the [glossary](../glossary.md), and says which\n\
          RocketMQ or Nacos versions its timings hold for ([versions](../versions.md)).\n",
     );
     let mut family = String::new();
