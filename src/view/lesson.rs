@@ -4,7 +4,9 @@
 //! `# Lesson: …` (the answer in a sentence or two), then paragraphs explaining why, naming the
 //! code they describe. The page puts the question first, the commands to run, what the run
 //! shows (its verdicts with convergence times, and its sequence diagram), the why, and the
-//! classes and methods the comment names. Nothing on a page is written by hand: change the
+//! classes and methods the comment names. The first use of each glossary term links to
+//! `docs/glossary.md` (`view::glossary`), and a "Versions" section says which releases the
+//! timings hold for (`view::versions`). Nothing on a page is written by hand: change the
 //! scenario or the model, and `UPDATE_LESSONS=1 cargo test --test lessons` rewrites the pages
 //! (the test fails while a committed page differs from what a run produces).
 
