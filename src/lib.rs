@@ -16,7 +16,8 @@
 //! - [`nacos`] — pure state machines of the Nacos beat client and naming server.
 //! - [`actors`] — thin actix actors around those cores, one per file.
 //! - [`view`] — what a finished run can be turned into: a Mermaid sequence diagram, an HTML
-//!   swimlane report, a narrated explanation.
+//!   swimlane report, a narrated explanation, the lesson pages (with their glossary links and
+//!   Versions section).
 //! - [`cli`] — the `routesim` command.
 //!
 //! # Flow

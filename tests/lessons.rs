@@ -4,6 +4,7 @@
 //!
 //! `UPDATE_LESSONS=1 cargo test --test lessons` rewrites the pages instead of comparing.
 
+use routesim::view::glossary::{slug, TERMS};
 use routesim::view::lesson::{index, lesson, Lesson};
 use std::path::{Path, PathBuf};
 
@@ -56,17 +57,49 @@ fn every_lesson_page_is_what_its_scenario_produces() {
 }
 
 #[test]
-fn every_page_names_the_source_it_teaches_and_links_its_scenario() {
+fn every_page_names_the_source_it_teaches_its_versions_and_links_its_scenario() {
     for path in catalogue() {
         let l = lesson(&path, root()).unwrap_or_else(|e| panic!("{e}"));
         assert!(l.page.contains("## In the source"), "{path}: the opening comment names no Nacos or RocketMQ code");
         assert!(l.page.contains("```mermaid\nsequenceDiagram"), "{path}: the page has no sequence diagram");
+        // Every page says which versions its timings hold for.
+        let versions = l.page.split("## Versions\n").nth(1).unwrap_or_else(|| panic!("{path}: no Versions section"));
+        let system = if path.contains("/nacos/") { "Nacos 1.x HTTP client" } else { "RocketMQ 5.0.0–5.3.3" };
+        assert!(versions.contains(system), "{path}: the Versions section does not name {system}");
         // Follow the page's links from where the page lives, as a reader's browser would.
         let page = root().join("docs/lessons").join(l.page_path());
         let scenario = root().join(&path).canonicalize().unwrap();
         let targets = resolved_links(&page, &l.page);
         assert!(targets.contains(&scenario), "{path}: no link of its page leads to the scenario: {targets:?}");
     }
+}
+
+/// Every term the pages link has its entry in `docs/glossary.md`: a heading whose GitHub anchor is
+/// the term's. (A link to a missing anchor would still lead to the file, so the link test alone
+/// would not catch it.)
+#[test]
+fn every_linked_term_has_a_glossary_entry() {
+    let glossary = std::fs::read_to_string(root().join("docs/glossary.md")).expect("docs/glossary.md");
+    let anchors: Vec<String> =
+        glossary.lines().filter_map(|l| l.strip_prefix("### ").or_else(|| l.strip_prefix("## "))).map(slug).collect();
+    let missing: Vec<&str> = TERMS.iter().map(|t| t.anchor).filter(|a| !anchors.iter().any(|h| h == a)).collect();
+    assert!(missing.is_empty(), "glossary anchors with no heading in docs/glossary.md: {missing:?}");
+}
+
+/// A page links a term at its first use and only there: lesson rocketmq/01's explanation names
+/// scanNotActiveBroker several times; the first is a link to its glossary entry, the rest are not.
+#[test]
+fn a_lesson_page_links_the_first_use_of_a_term_to_the_glossary() {
+    let l = lesson("scenarios/rocketmq/01-kill-vs-silent.toml", root()).unwrap_or_else(|e| panic!("{e}"));
+    let why = l.page.split("## Why").nth(1).expect("a Why section");
+    let link = "(../../glossary.md#scannotactivebroker)";
+    let first = why.find("scanNotActiveBroker").expect("the explanation names scanNotActiveBroker");
+    let linked = why.find(link).expect("scanNotActiveBroker is linked");
+    assert!(linked > first && linked - first <= "scanNotActiveBroker`]".len(), "the link is not at the first use");
+    assert_eq!(l.page.matches(link).count(), 1, "only the first use is linked");
+    // The diagram is left as it was: no link inside it.
+    let diagram = l.page.split("```mermaid").nth(1).and_then(|d| d.split("```").next()).unwrap();
+    assert!(!diagram.contains("glossary.md"), "a link inside the diagram");
 }
 
 /// Every relative link in every committed page, the index included, leads to a file that exists.

@@ -4,11 +4,13 @@
 
 pub mod cast;
 pub mod explain;
+pub mod glossary;
 pub mod lesson;
 pub mod lesson_sweep;
 pub mod mermaid;
 pub mod report;
 pub mod sweep;
+pub mod versions;
 
 use crate::sim::clock::{parse_duration, SimTime};
 use std::fmt;
