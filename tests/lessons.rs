@@ -138,3 +138,21 @@ fn resolved_links(page: &Path, text: &str) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A lesson whose timing depends on phase shows its distribution: over a 30 s window of power-off
+/// times, a silent broker leaves the route 90-125 s after the failure (the scan: last
+/// registration + 120 s, strictly, on a 5 s grid; or the idle close, 120 s after its last 5 s
+/// poll) — never sooner, never later, and spread across that range, not stuck at one value.
+#[test]
+fn a_phase_dependent_lesson_shows_its_distribution_across_phases() {
+    let l = lesson("scenarios/rocketmq/01-kill-vs-silent.toml", root()).unwrap();
+    let section = l.page.split("## Across phases\n").nth(1).expect("an Across phases section");
+    let row = section.lines().find(|r| r.starts_with("| the silent broker expires")).expect("the expiry row");
+    let secs: Vec<f64> =
+        row.split('|').filter_map(|c| c.trim().strip_suffix('s')).filter_map(|c| c.parse().ok()).collect();
+    let [min, p50, p90, max] = secs[..] else { panic!("min, p50, p90, max: {row}") };
+    assert!(row.contains("| 300 of 300 |"), "{row}");
+    assert!((90.0..=125.0).contains(&min) && (90.0..=125.0).contains(&max), "{row}");
+    assert!(min < p50 && p50 <= p90 && p90 <= max && max - min > 15.0, "spread over the phases: {row}");
+    assert!(section.contains("```text\n"), "a histogram");
+}

@@ -66,6 +66,8 @@ pub fn opening(source: &str) -> Result<Opening, String> {
     let lesson = paragraphs[0][at..].join(" ");
     let lesson = lesson.strip_prefix("Lesson:").unwrap_or(&lesson).trim().to_string();
     let mut why: Vec<String> = paragraphs[1..].iter().map(|p| p.join("\n")).collect();
+    // A `Sweep:` line asks for the "Across phases" section (`lesson_sweep`); it is not prose.
+    why.retain(|p| !p.starts_with("Sweep:"));
     let versions = why.iter().position(|p| p.starts_with("Versions:")).map(|at| why.remove(at));
     let versions = versions.map(|v| v.trim_start_matches("Versions:").trim().replace('\n', " "));
     Ok(Opening { question: q.to_string(), lesson, why, versions })
@@ -140,7 +142,8 @@ pub fn lesson(path: &str, root: &Path) -> Result<Lesson, String> {
     let diagram = Rc::try_unwrap(view).ok().expect("the run has let go of its handle").into_inner().finish();
     let diagram =
         diagram.map_err(|e| format!("{path}: {e} (a lesson page shows the whole run: shorten its duration)"))?;
-    let page = page(path, &opening, &scenario, &report, &diagram);
+    let phases = super::lesson_sweep::section(path, &source)?;
+    let page = page(path, &opening, &scenario, &report, &diagram, phases.as_deref());
     Ok(Lesson { path: path.to_string(), title: scenario.name.clone(), opening, page, held: report.all_held() })
 }
 
@@ -175,7 +178,8 @@ pub fn page_path(scenario: &str) -> String {
 }
 
 /// The page of one run.
-pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport, diagram: &str) -> String {
+/// `phases`: the "Across phases" section, for a scenario that asks for a sweep.
+pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport, diagram: &str, phases: Option<&str>) -> String {
     let stem = Path::new(path).file_stem().map_or("run".into(), |x| x.to_string_lossy().into_owned());
     // The page is docs/lessons/<page_path>: links climb back to the repository root from there.
     let depth = page_path(path).matches('/').count();
@@ -222,6 +226,9 @@ pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport, diagram: &str)
         };
         let mark = if v.held() { "✔" } else { "✘" };
         let _ = writeln!(out, "| {mark} | {} | {} | {} |", cell(&exp.name), when_text(&exp.when), cell(&result));
+    }
+    if let Some(phases) = phases {
+        let _ = write!(out, "\n{phases}");
     }
     let _ = writeln!(out, "\nThe run as a sequence diagram (routine traffic folded into loops):\n");
     let _ = writeln!(out, "```mermaid\n{}```\n", diagram);

@@ -13,6 +13,7 @@
 //! p90, max and a histogram, all counted from the event itself. The numbers come from real runs
 //! (`crate::sim::sweep`), so the lessons test keeps them current like the rest of the page.
 
+use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::When;
 use crate::sim::scenario::parse;
 use crate::sim::sweep::{sweep, Distribution, SweepOptions};
@@ -59,11 +60,31 @@ fn with_range(source: &str, d: &Directive) -> Result<String, String> {
     Ok(out.join("\n") + "\n")
 }
 
+/// `source` with the `within` of every `[[expect]]` whose `after` is `event` set to `within`:
+/// a lesson's deadlines fit its one run, and a sweep measures how long the others take.
+fn widened(source: &str, event: &str, within: SimDuration) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let after = format!("after = \"{event}\"");
+    for (i, _) in lines.iter().enumerate().filter(|(_, l)| l.trim() == after) {
+        let table_start = lines[..i].iter().rposition(|l| l.starts_with('[')).unwrap_or(0);
+        let table_end = lines[i..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |j| i + j);
+        if let Some(w) = (table_start..table_end).find(|&j| lines[j].trim_start().starts_with("within =")) {
+            out[w] = format!("within = \"{within}\"");
+        }
+    }
+    out.join("\n") + "\n"
+}
+
 /// The "Across phases" section, or `None` for a scenario without a directive.
 pub fn section(path: &str, source: &str) -> Result<Option<String>, String> {
     let Some(d) = directive(source)? else { return Ok(None) };
-    let varied = with_range(source, &d).map_err(|e| format!("{path}: # Sweep: {e}"))?;
     let file = Path::new(path);
+    let varied = with_range(source, &d).map_err(|e| format!("{path}: # Sweep: {e}"))?;
+    let first = parse(file, &varied).map_err(|e| format!("{path}: # Sweep: {e}"))?;
+    let latest = first.drawn.iter().map(|x| x.to).max().unwrap_or(SimTime::ZERO);
+    let room = (SimTime::ZERO + first.duration).since(latest);
+    let varied = widened(&varied, &d.event, room);
     let scenario = parse(file, &varied).map_err(|e| format!("{path}: # Sweep: {e}"))?;
     let event_at = |t| scenario.timeline.iter().any(|e| e.name == d.event && e.at == t);
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
@@ -73,7 +94,7 @@ pub fn section(path: &str, source: &str) -> Result<Option<String>, String> {
     let _ = writeln!(out, "## Across phases\n");
     let _ = writeln!(
         out,
-        "The run above is one phase. Over {} runs (seeds 1–{}) with `{}` drawn anywhere in {} — and every other random choice drawn afresh —, counted from `{}` itself:\n",
+        "The run above is one phase. Over {} runs (seeds 1–{}) with `{}` drawn anywhere in {} — and every other random choice drawn afresh —, counted from `{}` itself, each deadline widened to the end of the run ({room} after the latest draw) so that the times are measured, not cut off:\n",
         d.runs, d.runs, d.event, d.range, d.event
     );
     let _ = writeln!(out, "| expectation | held | min | p50 | p90 | max |\n|---|---|---|---|---|---|");
