@@ -7,6 +7,7 @@ mod check;
 mod explain;
 mod explore;
 mod files;
+mod json;
 mod lesson;
 mod output;
 mod progress;

@@ -64,6 +64,8 @@ pub fn check(s: &Scenario, mutation: Option<Mutation>) -> Result<u64, Failure> {
 /// A shrunk failure, saved.
 #[derive(Clone, Debug)]
 pub struct SavedFailure {
+    /// The property that failed: an invariant's key, or `determinism`.
+    pub invariant: &'static str,
     pub failure: String,
     pub path: PathBuf,
     pub seed: u64,
@@ -204,6 +206,7 @@ pub fn explore(opts: &ExploreOptions, progress: &(dyn Fn(u64) + Sync)) -> Explor
                         // kept may belong to a larger case).
                         if let Err(f) = check(&minimal, opts.mutation) {
                             let saved = save(&opts.out_dir, &minimal, &f).map(|path| SavedFailure {
+                                invariant: f.property(),
                                 failure: f.to_string(),
                                 path,
                                 seed: minimal.seed,
