@@ -2,10 +2,11 @@
 //! progress line counts finished scenarios on a terminal; piped output carries only the results.
 
 use super::json::{self, CheckClock, CheckDoc, CheckFileDoc, ErrorDoc, ScenarioDoc, SummaryDoc};
-use super::output::{output_failed, over_budget};
+use super::output::{frame, output_failed, over_budget};
 use super::progress::Progress;
 use super::{scenario_files, threads, FAILED, HELD, INVALID};
 use crate::sim::clock::parse_duration;
+use crate::sim::expect::Verdict;
 use crate::sim::runner::{run, RunOptions, RunReport, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::{load, LoadError};
 use std::io::Write;
@@ -192,17 +193,33 @@ fn judge(file: &Path, outcome: Outcome, timeout: Option<Duration>) -> (&'static 
                 None => {
                     let held = r.verdicts.iter().filter(|(_, v)| v.held()).count();
                     let verdict = if r.all_held() { "PASS" } else { "FAIL" };
-                    let line = format!(
+                    let mut line = format!(
                         "{verdict}    {}  ({held}/{} expectations, digest {})",
                         file.display(),
                         r.verdicts.len(),
                         r.digest
                     );
+                    line.push_str(&what_failed(&r));
                     (verdict, line, entry(verdict, Some(doc), vec![]))
                 }
             }
         }
     }
+}
+
+/// Under a FAIL line, one line per failed expectation and per violation: a FAIL that names
+/// nothing sends the reader to `routesim run` just to learn which claim broke.
+fn what_failed(r: &RunReport) -> String {
+    let mut lines = String::new();
+    for (exp, verdict) in &r.verdicts {
+        if let Verdict::Failed { at, .. } = verdict {
+            lines.push_str(&format!("\n        failed:   {}  [{}]  at {at}", exp.name, frame(&exp.when)));
+        }
+    }
+    for v in &r.violations {
+        lines.push_str(&format!("\n        violated: {} at {}", v.invariant, v.at));
+    }
+    lines
 }
 
 /// Stops runs that pass `--timeout`: one thread looks at each worker's current run every few

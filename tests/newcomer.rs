@@ -1,0 +1,52 @@
+//! What a newcomer trips on (issue 13): the command line telling them what failed, how to
+//! install it, and what each subcommand looks like in use.
+
+mod common;
+use common::{routesim, text, write};
+
+/// A scenario whose one expectation cannot hold: the route of a killed broker never comes back.
+const FAILING: &str = r#"
+[scenario]
+name = "expects the impossible"
+seed = 5
+duration = "2m"
+
+[[namesrv]]
+name = "ns1"
+
+[[broker]]
+name = "a0"
+broker_name = "broker-a"
+addr = "10.0.0.1:10911"
+topics = [{ name = "Orders", read = 4, write = 4 }]
+
+[[fault]]
+at = "30s"
+crash = "a0"
+
+[[expect]]
+name = "route survives a kill"
+at = "1m"
+route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
+
+[[expect]]
+name = "route is there before the kill"
+after = "0s"
+within = "10s"
+route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
+"#;
+
+#[test]
+fn check_names_each_failed_expectation_under_its_fail_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "fail.toml", FAILING);
+    let o = routesim(&["check", dir.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("FAIL    ") && lines[0].contains("(1/2 expectations"), "{out}");
+    // The failed one is named with its frame and when it was found false; the held one is not.
+    assert_eq!(lines[1], "        failed:   route survives a kill  [at 60.000s]  at 60.000s", "{out}");
+    assert!(!out.contains("route is there before the kill"), "{out}");
+    assert!(lines[2].contains(" scenarios: 0 passed, 1 failed"), "{out}");
+}
