@@ -50,3 +50,32 @@ fn check_names_each_failed_expectation_under_its_fail_line() {
     assert!(!out.contains("route is there before the kill"), "{out}");
     assert!(lines[2].contains(" scenarios: 0 passed, 1 failed"), "{out}");
 }
+
+const SUBCOMMANDS: [&str; 6] = ["run", "check", "explore", "explain", "lesson", "completions"];
+
+#[test]
+fn completions_name_every_subcommand_in_bash_zsh_and_fish() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = routesim(&["completions", shell]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {err}");
+        for sub in SUBCOMMANDS {
+            assert!(out.contains(sub), "{shell} completions offer `{sub}`");
+        }
+        // Flags too: the script is built from the same definitions that parse the line.
+        assert!(out.contains("max-events") && out.contains("json"), "{shell} completions offer flags");
+    }
+    let o = routesim(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2), "an unknown shell is bad input");
+}
+
+#[test]
+fn each_subcommand_help_ends_with_an_example_of_itself() {
+    for sub in SUBCOMMANDS {
+        let o = routesim(&[sub, "--help"]);
+        let (out, _) = text(&o);
+        assert_eq!(o.status.code(), Some(0));
+        let example = out.split("Example").nth(1).unwrap_or_else(|| panic!("`{sub} --help` has an example:\n{out}"));
+        assert!(example.contains(&format!("routesim {sub} ")), "`{sub} --help`'s example runs {sub}:\n{out}");
+    }
+}
