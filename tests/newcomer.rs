@@ -79,3 +79,36 @@ fn each_subcommand_help_ends_with_an_example_of_itself() {
         assert!(example.contains(&format!("routesim {sub} ")), "`{sub} --help`'s example runs {sub}:\n{out}");
     }
 }
+
+/// The timeline's times, in the order printed.
+fn timeline_times(out: &str) -> Vec<(f64, String)> {
+    out.lines()
+        .filter_map(|l| {
+            let (time, rest) = l.trim_start().split_once("s ")?;
+            Some((time.parse().ok()?, rest.trim_start().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn verdict_lines_carry_the_instant_checked_and_time_never_goes_back() {
+    // Nothing happens between the crash's aftermath (30.001s) and the end (1m): the `at 45.5s`
+    // verdict is only decided when the clock next moves, but it is about 45.5s; and the `at 1m`
+    // one, decided 1 ms past the end, belongs before "scenario ends" at 60.000s.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = FAILING.replace("duration = \"2m\"", "duration = \"1m\"")
+        + "\n[[expect]]\nname = \"gone mid-run\"\nat = \"45.5s\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", absent = true }\n";
+    let file = write(dir.path(), "t.toml", scenario);
+    let o = routesim(&["run", "--full", file.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let times = timeline_times(&out);
+    let at =
+        |needle: &str| times.iter().find(|(_, l)| l.contains(needle)).unwrap_or_else(|| panic!("{needle}:\n{out}")).0;
+    assert_eq!(at("\"gone mid-run\" held"), 45.5, "{out}");
+    assert_eq!(at("\"route survives a kill\" FAILED"), 60.0, "{out}");
+    for pair in times.windows(2) {
+        assert!(pair[0].0 <= pair[1].0, "time went back from {:?} to {:?}:\n{out}", pair[0], pair[1]);
+    }
+    assert!(times.last().unwrap().1.starts_with("run "), "the run's end is the last line: {out}");
+}

@@ -157,6 +157,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
             obs = obs.with_explainer();
         }
         obs.progress = opts.progress.map(Rc::from);
+        obs.end = end;
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
