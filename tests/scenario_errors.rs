@@ -193,3 +193,23 @@ fn a_zero_beat_interval_in_metadata_and_an_endless_latency_fault_are_refused() {
     let e = one("\n[[fault]]\nat = \"1m\"\nlatency = { between = [\"a0\", \"ns1\"], base = \"9999h\" }\n");
     assert!(e.contains("base must be between 0s and 720h (30 days), got 9999h"), "{e}");
 }
+
+#[test]
+fn a_named_fault_with_a_bad_time_is_still_known_to_what_names_it() {
+    // Issue 13: the partition's bad `at` is the one mistake. Its heal, and an expectation
+    // anchored on that heal, used to add two false "no ... is named" errors.
+    let e = one(concat!(
+        "\n[[fault]]\nname = \"cut\"\nat = \"1x\"\npartition = [[\"a0\"], [\"ns1\"]]\n",
+        "\n[[fault]]\nat = \"2m\"\nheal = \"cut\"\n",
+        "\n[[expect]]\nname = \"back\"\nat = \"heal cut\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", brokers = [\"broker-a\"] }\n",
+    ));
+    assert!(e.starts_with("t.toml:17:6: invalid duration \"1x\""), "{e}");
+}
+
+#[test]
+fn a_heal_with_no_cut_before_it_says_so_instead_of_an_empty_list() {
+    let e = one("\n[[fault]]\nat = \"2m\"\nheal = \"cut\"\n");
+    assert!(e.contains("no earlier partition or block is named \"cut\""), "{e}");
+    assert!(e.contains("help: use \"all\"; no partition or block comes before it"), "{e}");
+    assert!(!e.contains("()"), "{e}");
+}
