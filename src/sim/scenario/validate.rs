@@ -55,13 +55,16 @@ fn explain_toml_error(message: &str) -> (String, Option<String>) {
 
 fn build(ctx: &mut Ctx, raw: RawScenario) -> Scenario {
     let meta = raw.scenario.into_inner();
-    ctx.duration = ctx.duration(&meta.duration).unwrap_or(SimDuration::ZERO);
+    // A duration that does not parse is reported once; times are then checked against the cap,
+    // not against 0 s, where each would add a false "past the end".
+    let parsed = ctx.duration(&meta.duration);
+    ctx.duration = parsed.unwrap_or(MAX_DURATION);
     if ctx.duration > MAX_DURATION {
         // Times are checked against the duration: against the cap, they report only themselves.
         let msg = format!("duration must be {}, got {}", super::ctx::range_text(Least::OneMilli), ctx.duration);
         ctx.error(meta.duration.span(), msg, Some("a run covers at most 30 days of virtual time".into()));
         ctx.duration = MAX_DURATION;
-    } else if ctx.duration == SimDuration::ZERO {
+    } else if parsed == Some(SimDuration::ZERO) {
         ctx.error(
             meta.duration.span(),
             "the scenario needs a positive duration",
