@@ -237,3 +237,14 @@ fn a_malformed_scenario_duration_is_one_error_not_one_per_time_past_0s() {
     assert_eq!(e.0.len(), 1, "{e}");
     assert!(e.to_string().contains("invalid duration \"5 m\"") && e.to_string().contains("\"5m\""), "{e}");
 }
+
+#[test]
+fn an_unquoted_duration_gets_a_hint_to_quote_it() {
+    // Issue 13: TOML's own message ("expected newline") was all a newcomer got.
+    let e = parse(Path::new("t.toml"), &GOOD.replace("duration = \"5m\"", "duration = 7m")).expect_err("rejected");
+    let e = e.to_string();
+    assert!(e.starts_with("t.toml:4:13: "), "{e}");
+    assert!(e.contains("help: durations and times are quoted strings: duration = \"7m\""), "{e}");
+    let e = one("\n[[fault]]\nat = 1m30s\ncrash = \"a0\"\n");
+    assert!(e.contains("help: durations and times are quoted strings: at = \"1m30s\""), "{e}");
+}

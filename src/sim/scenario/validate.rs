@@ -1,7 +1,7 @@
 //! From raw TOML to a [`Scenario`]: defaults, references, ranges — every problem reported.
 
 use super::ctx::{Ctx, Kind, Least, MAX_DURATION};
-use super::error::{nearest, ScenarioErrors};
+use super::error::{nearest, unquoted_duration, ScenarioErrors};
 use super::raw::{RawBroker, RawClient, RawNamesrv, RawScenario, RawTopic, S};
 use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
 use crate::rocketmq::batch::DEFAULT_QUEUE_CAPACITY;
@@ -23,6 +23,7 @@ pub fn validate(path: &Path, source: &str) -> Result<Scenario, ScenarioErrors> {
         Err(e) => {
             let span = e.span().unwrap_or(0..0);
             let (message, help) = explain_toml_error(e.message());
+            let help = help.or_else(|| unquoted_duration(source, span.start));
             ctx.error(span, message, help);
             return Err(ScenarioErrors(ctx.errors));
         }
