@@ -193,3 +193,58 @@ fn a_zero_beat_interval_in_metadata_and_an_endless_latency_fault_are_refused() {
     let e = one("\n[[fault]]\nat = \"1m\"\nlatency = { between = [\"a0\", \"ns1\"], base = \"9999h\" }\n");
     assert!(e.contains("base must be between 0s and 720h (30 days), got 9999h"), "{e}");
 }
+
+#[test]
+fn a_named_fault_with_a_bad_time_is_still_known_to_what_names_it() {
+    // Issue 13: the partition's bad `at` is the one mistake. Its heal, and an expectation
+    // anchored on that heal, used to add two false "no ... is named" errors.
+    let e = one(concat!(
+        "\n[[fault]]\nname = \"cut\"\nat = \"1x\"\npartition = [[\"a0\"], [\"ns1\"]]\n",
+        "\n[[fault]]\nat = \"2m\"\nheal = \"cut\"\n",
+        "\n[[expect]]\nname = \"back\"\nat = \"heal cut\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", brokers = [\"broker-a\"] }\n",
+    ));
+    assert!(e.starts_with("t.toml:17:6: invalid duration \"1x\""), "{e}");
+}
+
+#[test]
+fn a_heal_with_no_cut_before_it_says_so_instead_of_an_empty_list() {
+    let e = one("\n[[fault]]\nat = \"2m\"\nheal = \"cut\"\n");
+    assert!(e.contains("no earlier partition or block is named \"cut\""), "{e}");
+    assert!(e.contains("help: use \"all\"; no partition or block comes before it"), "{e}");
+    assert!(!e.contains("()"), "{e}");
+}
+
+#[test]
+fn a_time_with_a_space_is_flagged_as_a_malformed_duration_not_read_as_a_name() {
+    // Issue 13: `"5 m"` in an expectation was looked up as an event's name.
+    let e = one(
+        "\n[[expect]]\nname = \"x\"\nat = \"2 m\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", absent = true }\n",
+    );
+    assert!(e.contains("t.toml:17:6: invalid duration \"2 m\""), "{e}");
+    assert!(e.contains("help: write it without spaces: \"2m\""), "{e}");
+    // The same spelling in an offset after an anchor, and where only a duration may stand.
+    let anchored = "\n[[fault]]\nname = \"kill\"\nat = \"1m\"\ncrash = \"a0\"\n\n[[expect]]\nname = \"x\"\nat = \"kill + 1 s\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", absent = true }\n";
+    let e = one(anchored);
+    assert!(e.contains("invalid duration \"1 s\" after `+`") && e.contains("help: write it \"kill + 1s\""), "{e}");
+    let e = one("\n[[fault]]\nat = \"1 m\"\ncrash = \"a0\"\n");
+    assert!(e.contains("help: write it without spaces: \"1m\""), "{e}");
+}
+
+#[test]
+fn a_malformed_scenario_duration_is_one_error_not_one_per_time_past_0s() {
+    let text = GOOD.replace("duration = \"5m\"", "duration = \"5 m\"") + "\n[[fault]]\nat = \"1m\"\ncrash = \"a0\"\n";
+    let e = parse(Path::new("t.toml"), &text).expect_err("rejected");
+    assert_eq!(e.0.len(), 1, "{e}");
+    assert!(e.to_string().contains("invalid duration \"5 m\"") && e.to_string().contains("\"5m\""), "{e}");
+}
+
+#[test]
+fn an_unquoted_duration_gets_a_hint_to_quote_it() {
+    // Issue 13: TOML's own message ("expected newline") was all a newcomer got.
+    let e = parse(Path::new("t.toml"), &GOOD.replace("duration = \"5m\"", "duration = 7m")).expect_err("rejected");
+    let e = e.to_string();
+    assert!(e.starts_with("t.toml:4:13: "), "{e}");
+    assert!(e.contains("help: durations and times are quoted strings: duration = \"7m\""), "{e}");
+    let e = one("\n[[fault]]\nat = 1m30s\ncrash = \"a0\"\n");
+    assert!(e.contains("help: durations and times are quoted strings: at = \"1m30s\""), "{e}");
+}

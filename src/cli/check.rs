@@ -1,15 +1,17 @@
 //! `routesim check DIR [--jobs N]`: every scenario under DIR, in parallel, one line each. A
 //! progress line counts finished scenarios on a terminal; piped output carries only the results.
 
-use super::output::{output_failed, over_budget};
+use super::json::{self, CheckClock, CheckDoc, CheckFileDoc, ErrorDoc, ScenarioDoc, SummaryDoc};
+use super::output::{frame, output_failed, over_budget};
 use super::progress::Progress;
 use super::{scenario_files, threads, FAILED, HELD, INVALID};
 use crate::sim::clock::parse_duration;
+use crate::sim::expect::Verdict;
 use crate::sim::runner::{run, RunOptions, RunReport, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::{load, LoadError};
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,6 +31,9 @@ pub struct CheckArgs {
     /// line, counts as invalid, and the others still run. Default: no limit but the event budget.
     #[arg(long, value_name = "DURATION", value_parser = wall_time)]
     timeout: Option<std::time::Duration>,
+    /// Print one JSON document on stdout instead of the lines (schema: docs/json-output.md).
+    #[arg(long)]
+    json: bool,
 }
 
 /// `--timeout` in the scenario's duration syntax, at least a millisecond.
@@ -42,7 +47,7 @@ fn wall_time(text: &str) -> Result<std::time::Duration, String> {
 
 enum Outcome {
     Invalid(LoadError),
-    Ran(RunReport),
+    Ran(Box<RunReport>),
     /// A bug in routesim: the run panicked. The message has been printed by the panic hook.
     Panicked,
 }
@@ -86,7 +91,7 @@ pub fn check(args: CheckArgs) -> u8 {
                             // One scenario that trips a bug must not cost the others their verdicts.
                             let ran = std::panic::catch_unwind(AssertUnwindSafe(|| run(&s, opts)));
                             watchdog.unwatch(worker);
-                            ran.map_or(Outcome::Panicked, Outcome::Ran)
+                            ran.map_or(Outcome::Panicked, |r| Outcome::Ran(Box::new(r)))
                         }
                         Err(e) => Outcome::Invalid(e),
                     };
@@ -106,61 +111,38 @@ pub fn check(args: CheckArgs) -> u8 {
     progress.finish();
     let mut out = std::io::stdout().lock();
     let (mut passed, mut failed, mut invalid) = (0, 0, 0);
-    let mut written = Ok(());
+    let (mut written, mut entries) = (Ok(()), Vec::new());
     for (file, slot) in files.iter().zip(results) {
-        let line = match slot.into_inner().expect("lock is free").expect("every file was run") {
-            Outcome::Invalid(e) => {
-                invalid += 1;
-                eprintln!("error: {e}");
-                format!("INVALID {}", file.display())
-            }
-            Outcome::Panicked => {
-                invalid += 1;
-                eprintln!(
-                    "error: {}: routesim panicked running it (a bug in routesim: please report it with this file)",
-                    file.display()
-                );
-                format!("PANIC   {}", file.display())
-            }
-            Outcome::Ran(RunReport { budget_exceeded: Some(over), .. }) if over.stopped => {
-                invalid += 1;
-                let limit = args.timeout.map_or(0, |d| d.as_millis());
-                eprintln!(
-                    "error: {}: {over} (raise --timeout, now {limit}ms, or shorten the scenario)",
-                    file.display()
-                );
-                format!("TIMEOUT {}  ({over})", file.display())
-            }
-            // A run cut short by its budget has no verdicts worth counting: like invalid input,
-            // it needs a change to the scenario (or a larger --max-events) before it says anything.
-            Outcome::Ran(RunReport { budget_exceeded: Some(over), .. }) => {
-                invalid += 1;
-                over_budget(file, &over);
-                format!("OVER    {}  ({over})", file.display())
-            }
-            Outcome::Ran(r) => {
-                let held = r.verdicts.iter().filter(|(_, v)| v.held()).count();
-                let verdict = if r.all_held() { "PASS" } else { "FAIL" };
-                if r.all_held() {
-                    passed += 1;
-                } else {
-                    failed += 1;
-                }
-                format!(
-                    "{verdict}    {}  ({held}/{} expectations, digest {})",
-                    file.display(),
-                    r.verdicts.len(),
-                    r.digest
-                )
-            }
-        };
+        let outcome = slot.into_inner().expect("lock is free").expect("every file was run");
+        let (outcome, line, entry) = judge(file, outcome, args.timeout);
+        match outcome {
+            "PASS" => passed += 1,
+            "FAIL" => failed += 1,
+            _ => invalid += 1,
+        }
         // The counts still cover every file: the exit status says what happened to all of them.
-        written = written.and_then(|()| writeln!(out, "{line}"));
+        if args.json {
+            entries.push(entry);
+        } else {
+            written = written.and_then(|()| writeln!(out, "{line}"));
+        }
     }
     let secs = started.elapsed().as_secs_f64();
-    let summary =
-        format!("{} scenarios: {passed} passed, {failed} failed, {invalid} invalid ({secs:.2}s)", files.len());
-    let written = written.and_then(|()| writeln!(out, "{summary}")).and_then(|()| out.flush());
+    let written = if args.json {
+        let summary = SummaryDoc { scenarios: files.len(), passed, failed, invalid };
+        let doc = CheckDoc {
+            command: "check",
+            dir: args.dir.display().to_string(),
+            files: entries,
+            summary,
+            wall_clock: CheckClock { elapsed_secs: secs },
+        };
+        json::print(&mut out, &doc)
+    } else {
+        let summary =
+            format!("{} scenarios: {passed} passed, {failed} failed, {invalid} invalid ({secs:.2}s)", files.len());
+        written.and_then(|()| writeln!(out, "{summary}")).and_then(|()| out.flush())
+    };
     let code = if invalid > 0 {
         INVALID
     } else if failed > 0 {
@@ -172,6 +154,72 @@ pub fn check(args: CheckArgs) -> u8 {
         Ok(()) => code,
         Err(e) => output_failed(&e, code),
     }
+}
+
+/// One file's outcome word (`PASS`, `FAIL`, `OVER`, ...), its human line and its JSON entry.
+/// Errors go to stderr here, in both modes.
+fn judge(file: &Path, outcome: Outcome, timeout: Option<Duration>) -> (&'static str, String, CheckFileDoc) {
+    let entry =
+        |outcome, scenario, errors| CheckFileDoc { file: file.display().to_string(), outcome, scenario, errors };
+    match outcome {
+        Outcome::Invalid(e) => {
+            eprintln!("error: {e}");
+            ("INVALID", format!("INVALID {}", file.display()), entry("INVALID", None, ErrorDoc::from_load(&e)))
+        }
+        Outcome::Panicked => {
+            let why = "routesim panicked running it (a bug in routesim: please report it with this file)";
+            eprintln!("error: {}: {why}", file.display());
+            let errors = vec![ErrorDoc::message(why.to_string())];
+            ("PANIC", format!("PANIC   {}", file.display()), entry("PANIC", None, errors))
+        }
+        Outcome::Ran(r) => {
+            let doc = ScenarioDoc::new(file, &r);
+            match r.budget_exceeded {
+                Some(over) if over.stopped => {
+                    let limit = timeout.map_or(0, |d| d.as_millis());
+                    eprintln!(
+                        "error: {}: {over} (raise --timeout, now {limit}ms, or shorten the scenario)",
+                        file.display()
+                    );
+                    ("TIMEOUT", format!("TIMEOUT {}  ({over})", file.display()), entry("TIMEOUT", Some(doc), vec![]))
+                }
+                // A run cut short by its budget has no verdicts worth counting: like invalid
+                // input, it needs a change to the scenario (or a larger --max-events) before it
+                // says anything.
+                Some(over) => {
+                    over_budget(file, &over);
+                    ("OVER", format!("OVER    {}  ({over})", file.display()), entry("OVER", Some(doc), vec![]))
+                }
+                None => {
+                    let held = r.verdicts.iter().filter(|(_, v)| v.held()).count();
+                    let verdict = if r.all_held() { "PASS" } else { "FAIL" };
+                    let mut line = format!(
+                        "{verdict}    {}  ({held}/{} expectations, digest {})",
+                        file.display(),
+                        r.verdicts.len(),
+                        r.digest
+                    );
+                    line.push_str(&what_failed(&r));
+                    (verdict, line, entry(verdict, Some(doc), vec![]))
+                }
+            }
+        }
+    }
+}
+
+/// Under a FAIL line, one line per failed expectation and per violation: a FAIL that names
+/// nothing sends the reader to `routesim run` just to learn which claim broke.
+fn what_failed(r: &RunReport) -> String {
+    let mut lines = String::new();
+    for (exp, verdict) in &r.verdicts {
+        if let Verdict::Failed { at, .. } = verdict {
+            lines.push_str(&format!("\n        failed:   {}  [{}]  at {at}", exp.name, frame(&exp.when)));
+        }
+    }
+    for v in &r.violations {
+        lines.push_str(&format!("\n        violated: {} at {}", v.invariant, v.at));
+    }
+    lines
 }
 
 /// Stops runs that pass `--timeout`: one thread looks at each worker's current run every few

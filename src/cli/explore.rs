@@ -1,11 +1,13 @@
-//! `routesim explore [--model rocketmq|nacos|both] [--cases N] [--seed S] [--jobs J] [--out DIR]`:
+//! `routesim explore [--model rocketmq|nacos|both] [--cases N] [--seed S] [--jobs J] [--out DIR] [--json]`:
 //! random clusters and fault schedules against every invariant of their model; each failure is
 //! shrunk and saved as a scenario.
 
+use super::json::{self, ExploreClock, ExploreDoc, ExploreFailureDoc};
 use super::output::output_failed;
 use super::progress::Progress;
 use super::{threads, FAILED, HELD, INVALID};
 use crate::sim::explore::{explore as run_explore, ExploreOptions, ExploreReport, Model, Shard};
+use clap::ValueEnum;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -26,6 +28,9 @@ pub struct ExploreArgs {
     /// Where shrunk counterexamples are written.
     #[arg(long, default_value = "target/routesim-failures")]
     out: PathBuf,
+    /// Print one JSON document on stdout instead of the summary (schema: docs/json-output.md).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn explore(args: ExploreArgs) -> u8 {
@@ -51,9 +56,40 @@ pub fn explore(args: ExploreArgs) -> u8 {
     let report = run_explore(&opts, &|done| progress.update(done));
     progress.finish();
     let code = if report.failures.is_empty() { HELD } else { FAILED };
-    match print_summary(&mut std::io::stdout().lock(), &report, args.model) {
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        json::print(&mut out, &document(&report, &args, jobs))
+    } else {
+        print_summary(&mut out, &report, args.model)
+    };
+    match written {
         Ok(()) => code,
         Err(e) => output_failed(&e, code),
+    }
+}
+
+fn document(report: &ExploreReport, args: &ExploreArgs, jobs: usize) -> ExploreDoc {
+    let secs = report.elapsed.as_secs_f64();
+    let failures = report
+        .failures
+        .iter()
+        .map(|f| ExploreFailureDoc {
+            invariant: f.invariant,
+            message: f.failure.clone(),
+            saved: f.path.display().to_string(),
+            seed: f.seed,
+        })
+        .collect();
+    let model = args.model.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string());
+    ExploreDoc {
+        command: "explore",
+        model,
+        seed: args.seed,
+        jobs,
+        cases: report.cases,
+        events: report.events,
+        failures,
+        wall_clock: ExploreClock { elapsed_secs: secs, cases_per_sec: report.cases as f64 / secs.max(1e-9) },
     }
 }
 

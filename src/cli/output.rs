@@ -33,7 +33,8 @@ pub fn scenario_header(s: &Scenario, file: &Path) -> String {
     out
 }
 
-fn frame(when: &When) -> String {
+/// An expectation's time frame as the verdict lines print it: `at 60.000s`, `by ... (from ...)`.
+pub fn frame(when: &When) -> String {
     match when {
         When::At(t) => format!("at {t}"),
         When::By { from, deadline } => format!("by {deadline} (from {from})"),

@@ -14,8 +14,8 @@ fn line(done: u64, total: u64, what: &str) -> String {
     format!("\r[{}{}] {done}/{total} {what}", "=".repeat(filled), " ".repeat(width as usize - filled))
 }
 
-/// Where the line is drawn, and when it last was.
-type Screen = Mutex<(Box<dyn Write + Send>, Option<Instant>)>;
+/// Where the line is drawn, when it last was, and the widest it has been (in characters).
+type Screen = Mutex<(Box<dyn Write + Send>, Option<Instant>, usize)>;
 
 pub struct Progress {
     what: &'static str,
@@ -37,7 +37,7 @@ impl Progress {
 
     /// A progress line drawn on `out`, or nowhere.
     pub fn to(what: &'static str, total: u64, out: Option<Box<dyn Write + Send>>) -> Self {
-        Progress { what, total, out: out.map(|o| Mutex::new((o, None))) }
+        Progress { what, total, out: out.map(|o| Mutex::new((o, None, 0))) }
     }
 
     /// Redraws at most ten times a second, and always for the last item. Safe to call from
@@ -45,21 +45,27 @@ impl Progress {
     pub fn update(&self, done: u64) {
         let Some(out) = &self.out else { return };
         let mut guard = out.lock().expect("no panics while held");
-        let (out, last) = &mut *guard;
+        let (out, last, widest) = &mut *guard;
         if last.is_some_and(|t| t.elapsed().as_millis() < 100) && done < self.total {
             return;
         }
         *last = Some(Instant::now());
-        let _ = write!(out, "{}", line(done, self.total, self.what));
+        let text = line(done, self.total, self.what);
+        *widest = (*widest).max(text.chars().count());
+        let _ = write!(out, "{text}");
         let _ = out.flush();
     }
 
-    /// Erases the line so the results print on a clean one.
+    /// Erases the line so the results print on a clean one. As wide as the widest line drawn:
+    /// a fixed 60 columns left the tail of a long run's `86400/86400 virtual seconds` on screen
+    /// under output piped elsewhere. (Spaces rather than an ANSI erase: any terminal has them.)
     pub fn finish(&self) {
         if let Some(out) = &self.out {
-            let (out, _) = &mut *out.lock().expect("no panics while held");
-            let _ = write!(out, "\r{}\r", " ".repeat(60));
-            let _ = out.flush();
+            let (out, _, widest) = &mut *out.lock().expect("no panics while held");
+            if *widest > 0 {
+                let _ = write!(out, "\r{}\r", " ".repeat(*widest));
+                let _ = out.flush();
+            }
         }
     }
 }
@@ -99,7 +105,25 @@ mod tests {
         p.finish();
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert!(text.contains("1/3 scenarios") && text.contains("3/3 scenarios"), "{text:?}");
-        assert!(text.ends_with(&format!("\r{}\r", " ".repeat(60))), "{text:?}");
+        let width = line(3, 3, "scenarios").chars().count();
+        assert!(text.ends_with(&format!("\r{}\r", " ".repeat(width))), "{text:?}");
+    }
+
+    #[test]
+    fn finish_erases_a_line_longer_than_sixty_columns_and_nothing_when_none_was_drawn() {
+        // A day-long run's line is 61 characters with its leading `\r`; the erase used to be 60.
+        let buf = Shared::default();
+        let p = Progress::to("virtual seconds", 86_400, Some(Box::new(buf.clone())));
+        p.update(86_400);
+        p.finish();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        let (drawn, erase) = text.split_at(text.rfind('\r').map(|end| text[..end].rfind('\r').unwrap()).unwrap());
+        assert!(drawn.chars().count() > 60, "{drawn:?}");
+        assert!(erase.chars().filter(|c| *c == ' ').count() >= drawn.chars().count(), "erased whole: {text:?}");
+        // A command that never drew leaves the terminal as it was.
+        let quiet = Shared::default();
+        Progress::to("cases", 5, Some(Box::new(quiet.clone()))).finish();
+        assert!(quiet.0.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet] [--max-events N]`
+//! `routesim run FILE... [--seed N] [--trace out.jsonl] [--full] [--quiet] [--json] [--max-events N]`
 
 use super::files::{check_outputs, Staged};
+use super::json::{self, RunDoc, ScenarioDoc};
 use super::output::{output_failed, over_budget, print_report, scenario_header};
 use super::progress::Progress;
 use super::{FAILED, HELD, INVALID};
@@ -33,6 +34,9 @@ pub struct RunArgs {
     /// Print no timeline: only verdicts, seed and digest.
     #[arg(short, long)]
     quiet: bool,
+    /// Print one JSON document on stdout instead (schema: docs/json-output.md); no timeline.
+    #[arg(long)]
+    json: bool,
     /// Write a Mermaid sequence diagram of the run to FILE (one scenario only).
     #[arg(long, value_name = "FILE")]
     diagram: Option<PathBuf>,
@@ -83,9 +87,13 @@ pub fn run(args: RunArgs) -> u8 {
         return INVALID;
     }
     let mut code = HELD;
+    // `--json` prints nothing until every run is done, then the one document: a reader gets
+    // whole JSON or (on bad input, exit 2) an empty stdout, never half of one.
+    let quiet = args.quiet || args.json;
+    let mut docs = Vec::new();
     for (file, scenario) in scenarios {
         let mut trace = TraceOptions::default();
-        if !args.quiet {
+        if !quiet {
             let detail = if args.full { Detail::Full } else { Detail::Story };
             trace.timeline = Some((Box::new(BufWriter::new(std::io::stdout())), detail));
         }
@@ -130,13 +138,15 @@ pub fn run(args: RunArgs) -> u8 {
         }
         // Written and flushed before the timeline starts streaming through its own buffer.
         let mut out = std::io::stdout().lock();
-        if let Err(e) = writeln!(out, "{}", scenario_header(&scenario, file)).and_then(|()| out.flush()) {
-            return output_failed(&e, code);
+        if !args.json {
+            if let Err(e) = writeln!(out, "{}", scenario_header(&scenario, file)).and_then(|()| out.flush()) {
+                return output_failed(&e, code);
+            }
         }
         drop(out);
         // A long run shows how far its virtual clock has got — unless the timeline is streaming
         // to the same terminal, where the line would tear through it.
-        let streaming = !args.quiet && std::io::stdout().is_terminal();
+        let streaming = !quiet && std::io::stdout().is_terminal();
         let progress =
             (!streaming).then(|| Rc::new(Progress::new("virtual seconds", scenario.duration.millis() / 1000)));
         let report = run_scenario(
@@ -158,7 +168,9 @@ pub fn run(args: RunArgs) -> u8 {
         if let Some(over) = report.budget_exceeded {
             // The verdicts of a run cut short mean nothing: say why it stopped, and nothing else.
             let mut out = std::io::stdout().lock();
-            if let Err(e) = writeln!(out, "stopped: {over}").and_then(|()| out.flush()) {
+            if args.json {
+                docs.push(ScenarioDoc::new(file, &report));
+            } else if let Err(e) = writeln!(out, "stopped: {over}").and_then(|()| out.flush()) {
                 return output_failed(&e, INVALID);
             }
             over_budget(file, &over);
@@ -195,9 +207,13 @@ pub fn run(args: RunArgs) -> u8 {
         if !too_long.is_empty() {
             // The verdicts still count; the view that could not be drawn is an error, and no
             // output is put in place (a half set of files would look like a whole one).
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
-                return output_failed(&e, INVALID);
+            if args.json {
+                docs.push(ScenarioDoc::new(file, &report));
+            } else {
+                let mut out = std::io::stdout().lock();
+                if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
+                    return output_failed(&e, INVALID);
+                }
             }
             for e in too_long {
                 eprintln!("error: {}: {e}", file.display());
@@ -216,8 +232,18 @@ pub fn run(args: RunArgs) -> u8 {
         if !report.all_held() && code == HELD {
             code = FAILED;
         }
+        if args.json {
+            docs.push(ScenarioDoc::new(file, &report));
+            continue;
+        }
         let mut out = std::io::stdout().lock();
         if let Err(e) = print_report(&mut out, &report).and_then(|()| out.flush()) {
+            return output_failed(&e, code);
+        }
+    }
+    if args.json {
+        let doc = RunDoc { command: "run", scenarios: docs };
+        if let Err(e) = json::print(&mut std::io::stdout().lock(), &doc) {
             return output_failed(&e, code);
         }
     }

@@ -24,6 +24,8 @@ pub struct Obs {
     pub explainer: Option<Rc<RefCell<Explainer>>>,
     /// Told the virtual time at each new instant (the CLI's progress line on long runs).
     pub progress: Option<Rc<dyn Fn(SimTime)>>,
+    /// The scenario's last instant: nothing is written into the trace after it.
+    pub end: SimTime,
     check_actor: Arc<str>,
 }
 
@@ -36,6 +38,7 @@ impl Obs {
             monitor: None,
             explainer: None,
             progress: None,
+            end: SimTime(u64::MAX),
             check_actor: Arc::from("check"),
         }
     }
@@ -65,7 +68,7 @@ impl Obs {
         // By reference: an event is 176 bytes, and only runs that keep events need a copy.
         self.trace.borrow_mut().record(&event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
-        self.record_verdicts(t, notes);
+        self.record_verdicts(notes.into_iter().map(|n| (t, n)));
         self.record_violations(t, violations);
     }
 
@@ -76,10 +79,13 @@ impl Obs {
             progress(now);
         }
         let notes = self.checker.borrow_mut().before_instant(now, &self.world);
-        self.record_verdicts(now, notes);
+        self.record_verdicts(notes);
         if let Some(m) = &self.monitor {
             let violations = m.borrow_mut().before_instant(now, &self.world);
-            self.record_violations(now, violations);
+            // The driver's last wake-up is 1 ms past the end, to see the end's final state;
+            // what it finds is written at the end, before "scenario ends", so the timeline
+            // never steps back. (The violation keeps the time its invariant gave it.)
+            self.record_violations(now.min(self.end), violations);
         }
     }
 
@@ -143,9 +149,9 @@ impl Obs {
         }
     }
 
-    fn record_verdicts(&self, t: SimTime, notes: Vec<CheckNote>) {
+    fn record_verdicts(&self, notes: impl IntoIterator<Item = (SimTime, CheckNote)>) {
         let mut trace = self.trace.borrow_mut();
-        for note in notes {
+        for (t, note) in notes {
             trace.record(&TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
         }
     }

@@ -11,7 +11,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::expect::{Expectation, Verdict};
 use crate::sim::invariants::monitor::Monitor;
-use crate::sim::invariants::{Mutation, Violation};
+use crate::sim::invariants::{Invariant, Mutation, Violation};
 use crate::sim::network::{LinkParams, LinkRules};
 use crate::sim::notes::{RunNote, What};
 use crate::sim::observe::Obs;
@@ -87,6 +87,8 @@ pub struct RunReport {
     pub verdicts: Vec<(Expectation, Verdict)>,
     /// Beside each verdict, what its subject measured (`sends`: counts and latencies), if anything.
     pub figures: Vec<Option<String>>,
+    /// The invariants the scenario enabled, checked at every event.
+    pub invariants: Vec<Invariant>,
     /// Invariants broken during the run (only those the scenario enabled).
     pub violations: Vec<Violation>,
     pub digest: String,
@@ -143,7 +145,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
             .expect("a current-thread tokio runtime can always be built")
     };
     let system = actix_rt::System::with_tokio_rt(runtime);
-    let name = scenario.name.clone();
+    let (name, invariants) = (scenario.name.clone(), scenario.invariants.clone());
     let scenario = scenario.clone();
     let obs = system.block_on(async move {
         let checker = Checker::new(scenario.expects.clone());
@@ -155,6 +157,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
             obs = obs.with_explainer();
         }
         obs.progress = opts.progress.map(Rc::from);
+        obs.end = end;
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
@@ -185,6 +188,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         end,
         verdicts,
         figures,
+        invariants,
         violations,
         digest,
         events,

@@ -3,6 +3,10 @@
 //! `before_instant(now)` sees the state left by every instant before `now`: it decides `at`
 //! claims, opens `by`/`during` windows and closes them when they end. `after_event(t)` re-checks
 //! open windows whose subject changed (by revision, so an event elsewhere costs a comparison).
+//!
+//! `before_instant` learns of an instant's end only when the next one begins, which may be much
+//! later; each verdict it reaches is therefore paired with the instant it is *about* (the `at`,
+//! the deadline, the window's edge), and the timeline prints it there, not at the next event.
 
 use super::{Expectation, Verdict, When};
 use crate::sim::clock::{SimDuration, SimTime};
@@ -32,7 +36,9 @@ impl Checker {
         Checker { items }
     }
 
-    pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<CheckNote> {
+    /// Verdicts decided now that `now` has come, each with the instant it speaks of (always
+    /// before `now`, and at or after the previous instant, so the trace stays in time order).
+    pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<(SimTime, CheckNote)> {
         let mut notes = Vec::new();
         for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
             match item.exp.when {
@@ -41,36 +47,40 @@ impl Checker {
                         Ok(()) => Verdict::Held { converged: None },
                         Err(mismatch) => Verdict::Failed { at: t, mismatch },
                     };
-                    notes.push(item.decide(world, verdict));
+                    notes.push((t, item.decide(world, verdict)));
                 }
                 When::By { from, deadline } => {
                     if !item.open && from <= now {
                         item.open = true;
                         if item.exp.subject.holds(world) {
-                            notes.push(item.decide(world, Verdict::Held { converged: Some(SimDuration::ZERO) }));
+                            let held = Verdict::Held { converged: Some(SimDuration::ZERO) };
+                            notes.push((from, item.decide(world, held)));
                             continue;
                         }
                     }
                     if item.open && deadline < now {
                         let mismatch = item.exp.subject.check(world).expect_err("not held yet");
-                        notes.push(item.decide(world, Verdict::Failed { at: deadline, mismatch }));
+                        notes.push((deadline, item.decide(world, Verdict::Failed { at: deadline, mismatch })));
                     }
                 }
                 When::During { from, until } => {
                     if !item.open && from <= now {
                         item.open = true;
                         if let Err(mismatch) = item.exp.subject.check(world) {
-                            notes.push(item.decide(world, Verdict::Failed { at: from, mismatch }));
+                            notes.push((from, item.decide(world, Verdict::Failed { at: from, mismatch })));
                             continue;
                         }
                     }
                     if item.open && until < now {
-                        notes.push(item.decide(world, Verdict::Held { converged: None }));
+                        notes.push((until, item.decide(world, Verdict::Held { converged: None })));
                     }
                 }
                 When::At(_) => {}
             }
         }
+        // In time order, as the trace is: an `at` listed first may speak of a later instant
+        // than a window listed after it.
+        notes.sort_by_key(|(t, _)| *t);
         notes
     }
 

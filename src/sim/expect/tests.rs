@@ -120,3 +120,22 @@ fn a_name_server_that_is_down_has_no_tables() {
     c.before_instant(SimTime(6), &world);
     assert!(matches!(verdict(&c), Verdict::Failed { .. }));
 }
+
+#[test]
+fn verdicts_reached_at_the_next_instant_speak_of_the_instant_they_checked() {
+    // Nothing happens between 100 and 5001: the `at 100`, the `by` deadline 4000 and the
+    // `during` close at 3000 are all decided when 5001 comes, but each is about its own instant,
+    // and they come back in time order, not scenario order.
+    let (world, _table) = world();
+    let mut c = Checker::new(vec![
+        listed("at", When::At(SimTime(100))),
+        listed("by", When::By { from: SimTime(50), deadline: SimTime(4000) }),
+        listed("during", When::During { from: SimTime(2000), until: SimTime(3000) }),
+    ]);
+    c.before_instant(SimTime(0), &world);
+    let opened = c.before_instant(SimTime(2500), &world);
+    let times: Vec<SimTime> = opened.iter().map(|(t, _)| *t).collect();
+    assert_eq!(times, [SimTime(100), SimTime(2000)], "`at 100` checked; the window failed as it opened at 2000");
+    let late = c.before_instant(SimTime(5001), &world);
+    assert_eq!(late.iter().map(|(t, _)| *t).collect::<Vec<_>>(), [SimTime(4000)], "the deadline, not 5001");
+}

@@ -155,8 +155,11 @@ impl<'a> Ctx<'a> {
         match parse_duration(v.get_ref()) {
             Ok(d) => Some(d),
             Err(e) => {
-                let help = "write it like \"30s\", \"1m30s\", \"250ms\" or \"1.5s\"";
-                self.fail(v.span(), format!("invalid duration {:?}: {}", e.input, e.why), Some(help))
+                let help = match spaced_duration(v.get_ref()) {
+                    Some(tight) => format!("write it without spaces: {tight:?}"),
+                    None => "write it like \"30s\", \"1m30s\", \"250ms\" or \"1.5s\"".to_string(),
+                };
+                self.fail(v.span(), format!("invalid duration {:?}: {}", e.input, e.why), Some(&help))
             }
         }
     }
@@ -355,4 +358,11 @@ impl<'a> Ctx<'a> {
     pub fn names(&self, kind: Kind) -> &[String] {
         self.by_kind.get(&kind).map_or(&[], Vec::as_slice)
     }
+}
+
+/// `"5 m"` or `"1m 30s"` spelled tight (`"5m"`, `"1m30s"`), when that is a valid duration: the
+/// spaces are then the only mistake, and worth naming (the duration syntax has none).
+pub fn spaced_duration(text: &str) -> Option<String> {
+    let tight: String = text.split_whitespace().collect();
+    (tight != text.trim() && parse_duration(&tight).is_ok()).then_some(tight)
 }

@@ -85,6 +85,39 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// The help for a TOML syntax error at byte `at` that is really an unquoted duration
+/// (`duration = 7m`, `at = 30s`): TOML has no duration type, so the parser stops at the unit
+/// with "expected newline" — true, and no help to someone who wrote a time.
+pub fn unquoted_duration(source: &str, at: usize) -> Option<String> {
+    let at = at.min(source.len());
+    if !source.is_char_boundary(at) {
+        return None;
+    }
+    // Where the run of characters satisfying `keep` that ends `text` begins (a byte index on a
+    // character boundary, whatever comes before).
+    let tail = |text: &str, keep: fn(char) -> bool| {
+        text.char_indices().rev().find(|(_, c)| !keep(*c)).map_or(0, |(i, c)| i + c.len_utf8())
+    };
+    let is_token = |c: char| c.is_ascii_alphanumeric() || c == '.';
+    let start = tail(&source[..at], is_token);
+    let end = source[at..].find(|c: char| !is_token(c)).map_or(source.len(), |i| at + i);
+    let token = &source[start..end];
+    // A bare number is a TOML integer: its error is a type error, not this one.
+    if token.parse::<f64>().is_ok() || crate::sim::clock::parse_duration(token).is_err() {
+        return None;
+    }
+    // The key it was given to, if it is on the same line: `latency = { base = 5ms }` → `base`.
+    let before = source[..start].rsplit('\n').next().unwrap_or("").trim_end();
+    let key = before.strip_suffix('=').map(|k| {
+        let k = k.trim_end();
+        &k[tail(k, |c| c.is_ascii_alphanumeric() || c == '_')..]
+    });
+    Some(match key {
+        Some(key) if !key.is_empty() => format!("durations and times are quoted strings: {key} = \"{token}\""),
+        _ => format!("durations and times are quoted strings: \"{token}\""),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +134,22 @@ mod tests {
         assert_eq!(loc.position(5), (1, 6));
         assert_eq!(loc.position(6), (2, 1));
         assert_eq!(loc.position(99), (3, 1));
+    }
+
+    #[test]
+    fn an_unquoted_duration_gets_its_quoted_spelling() {
+        let src = "duration = 7m\nlatency = { base = 1.5s, jitter = \"0s\" }\nseed = 12x\n";
+        let hint = |at| unquoted_duration(src, at);
+        // The parser stops at the unit: `m` of `7m`, `s` of `1.5s`.
+        assert_eq!(hint(12).as_deref(), Some("durations and times are quoted strings: duration = \"7m\""));
+        assert_eq!(
+            hint(src.find("s,").unwrap()).as_deref(),
+            Some("durations and times are quoted strings: base = \"1.5s\"")
+        );
+        assert_eq!(hint(src.find("x").unwrap()), None, "12x is no duration");
+        // Multi-byte text around the error never splits a character.
+        assert_eq!(unquoted_duration("é = 7m", 6).as_deref(), Some("durations and times are quoted strings: \"7m\""));
+        assert_eq!(unquoted_duration("ü", 1), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `[[expect]]` tables: a name, one time frame (`at` | `after`+`within` | `from`+`until`) and one
 //! subject (`route` | `client` | `live` | `cluster`).
 
-use super::ctx::{Ctx, Kind, JAVA_INT_MAX};
+use super::ctx::{spaced_duration, Ctx, Kind, JAVA_INT_MAX};
 use super::error::nearest;
 use super::raw::{RawExpect, RawRoute, S};
 use super::timeline::{AnchorError, Anchors};
@@ -84,7 +84,8 @@ fn converges(ctx: &mut Ctx, r: &RawExpect, when: Option<&When>) -> Vec<QuantileB
 /// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"`.
 fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
     let text = v.get_ref().trim();
-    if parse_duration(text).is_ok() {
+    // `"5 m"` is a time with a stray space, not the name of an event, unless one has that name.
+    if parse_duration(text).is_ok() || (!anchors.knows(text) && spaced_duration(text).is_some()) {
         return ctx.time(v);
     }
     // A whole name first: a default name such as "latency a -> b 5ms+0ms" holds a '+' itself
@@ -92,6 +93,11 @@ fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
     let (name, offset) = match text.rsplit_once('+') {
         _ if anchors.knows(text) => (text, Default::default()),
         Some((n, d)) if parse_duration(d.trim()).is_ok() => (n.trim(), parse_duration(d.trim()).ok()?),
+        Some((n, d)) if spaced_duration(d).is_some() => {
+            let (n, tight) = (n.trim(), spaced_duration(d).unwrap_or_default());
+            let msg = format!("invalid duration {:?} after `+`: a duration has no spaces", d.trim());
+            return ctx.fail(v.span(), msg, Some(&format!("write it {:?}", format!("{n} + {tight}"))));
+        }
         _ => (text, Default::default()),
     };
     match anchors.find(name) {

@@ -40,6 +40,9 @@ struct Refs<'a> {
     broker_names: BTreeSet<&'a str>,
     /// Names of the partitions and blocks placed so far, in file order: what `heal` may name.
     cuts: Vec<String>,
+    /// Partitions and blocks that were wrong (a bad `at`, an unknown process), already reported:
+    /// a `heal` naming one is not a second mistake, only a heal that cannot be placed.
+    broken_cuts: BTreeSet<String>,
 }
 
 pub fn timeline(
@@ -48,13 +51,14 @@ pub fn timeline(
     actions: Vec<S<RawEvent>>,
     brokers: &[BrokerSpec],
 ) -> Timeline {
-    let mut refs =
-        Refs { broker_names: brokers.iter().map(|b| b.config.broker_name.as_str()).collect(), cuts: Vec::new() };
+    let broker_names = brokers.iter().map(|b| b.config.broker_name.as_str()).collect();
+    let mut refs = Refs { broker_names, cuts: Vec::new(), broken_cuts: BTreeSet::new() };
     let mut out = Vec::new();
     let mut broken = BTreeSet::new();
     for (table, list) in [("[[fault]]", faults), ("[[action]]", actions)] {
         for raw in list {
             let span = raw.span();
+            let cut = raw.get_ref().partition.is_some() || raw.get_ref().block.is_some();
             match event(ctx, table, raw.into_inner(), &refs) {
                 Ok(event) => {
                     if matches!(event.action, Action::Partition(_) | Action::Block { .. }) {
@@ -62,7 +66,12 @@ pub fn timeline(
                     }
                     out.push(Placed { event, span });
                 }
-                Err(name) => broken.extend(name),
+                Err(name) => {
+                    if let (true, Some(name)) = (cut, &name) {
+                        refs.broken_cuts.insert(name.clone());
+                    }
+                    broken.extend(name);
+                }
             }
         }
     }
@@ -119,9 +128,11 @@ fn event(ctx: &mut Ctx, table: &str, raw: RawEvent, refs: &Refs) -> Result<Timed
     }
     let Some(action) = action(ctx, &raw, refs) else { return Err(named) };
     let name = named.unwrap_or_else(|| describe(&action));
+    let heals_broken = matches!(&action, Action::Heal(Some(cut)) if refs.broken_cuts.contains(cut));
     match at {
-        Some(at) => Ok(TimedEvent { at, name, action }),
-        None => Err(Some(name)),
+        // A heal of a broken cut is known by name, so what anchors on it stays silent too.
+        Some(at) if !heals_broken => Ok(TimedEvent { at, name, action }),
+        _ => Err(Some(name)),
     }
 }
 
@@ -192,10 +203,13 @@ fn action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action> {
         if h.get_ref() == "all" {
             return Some(Action::Heal(None));
         }
-        if refs.cuts.contains(h.get_ref()) {
+        if refs.cuts.contains(h.get_ref()) || refs.broken_cuts.contains(h.get_ref()) {
             return Some(Action::Heal(Some(h.get_ref().clone())));
         }
-        let help = format!("use \"all\" or the name of an earlier partition or block ({})", refs.cuts.join(", "));
+        let help = match refs.cuts.as_slice() {
+            [] => "use \"all\"; no partition or block comes before it".to_string(),
+            cuts => format!("use \"all\" or the name of an earlier partition or block ({})", cuts.join(", ")),
+        };
         return ctx.fail(h.span(), format!("no earlier partition or block is named {:?}", h.get_ref()), Some(&help));
     }
     if let Some(l) = &raw.loss {

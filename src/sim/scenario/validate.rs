@@ -1,7 +1,7 @@
 //! From raw TOML to a [`Scenario`]: defaults, references, ranges — every problem reported.
 
 use super::ctx::{Ctx, Kind, Least, MAX_DURATION};
-use super::error::{nearest, ScenarioErrors};
+use super::error::{nearest, unquoted_duration, ScenarioErrors};
 use super::raw::{RawBroker, RawClient, RawNamesrv, RawScenario, RawTopic, S};
 use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
 use crate::rocketmq::batch::DEFAULT_QUEUE_CAPACITY;
@@ -24,6 +24,7 @@ pub fn validate(path: &Path, source: &str, seed: Option<u64>) -> Result<Scenario
         Err(e) => {
             let span = e.span().unwrap_or(0..0);
             let (message, help) = explain_toml_error(e.message());
+            let help = help.or_else(|| unquoted_duration(source, span.start));
             ctx.error(span, message, help);
             return Err(ScenarioErrors(ctx.errors));
         }
@@ -61,13 +62,16 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
         None => seed(ctx, meta.seed.as_ref()),
     };
     ctx.seed_phases(seed);
-    ctx.duration = ctx.duration(&meta.duration).unwrap_or(SimDuration::ZERO);
+    // A duration that does not parse is reported once; times are then checked against the cap,
+    // not against 0 s, where each would add a false "past the end".
+    let parsed = ctx.duration(&meta.duration);
+    ctx.duration = parsed.unwrap_or(MAX_DURATION);
     if ctx.duration > MAX_DURATION {
         // Times are checked against the duration: against the cap, they report only themselves.
         let msg = format!("duration must be {}, got {}", super::ctx::range_text(Least::OneMilli), ctx.duration);
         ctx.error(meta.duration.span(), msg, Some("a run covers at most 30 days of virtual time".into()));
         ctx.duration = MAX_DURATION;
-    } else if ctx.duration == SimDuration::ZERO {
+    } else if parsed == Some(SimDuration::ZERO) {
         ctx.error(
             meta.duration.span(),
             "the scenario needs a positive duration",
