@@ -154,3 +154,41 @@ fn explore_json_counts_cases_and_keeps_elapsed_under_wall_clock() {
     assert_eq!(doc["failures"], serde_json::json!([]));
     assert!(doc["wall_clock"]["elapsed_secs"].is_f64() && doc["wall_clock"]["cases_per_sec"].is_f64(), "{doc}");
 }
+
+/// A sweep run as two shards and merged is the sweep run whole: the same cases, the same events
+/// (every case is the same scenario wherever it runs), the same failures; and a merge that
+/// lacks a shard refuses rather than report a clean sweep that never ran.
+#[test]
+fn explore_shards_merge_into_the_whole_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let explore = |shard: &str, file: &str| {
+        let out = routesim(&[
+            "explore", "--model", "nacos", "--cases", "6", "--seed", "5", "--shard", shard, "--out", d, "--json",
+        ]);
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{}", text(&out).1);
+        std::fs::write(dir.path().join(file), &out.stdout).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let whole = explore("0/1", "whole.json.txt");
+    let a = explore("0/2", "a.json");
+    let b = explore("1/2", "b.json");
+    assert_eq!((a["cases"].as_u64(), b["cases"].as_u64()), (Some(3), Some(3)));
+    let merged = routesim(&[
+        "explore",
+        "--merge",
+        dir.path().join("a.json").to_str().unwrap(),
+        dir.path().join("b.json").to_str().unwrap(),
+        "--json",
+    ]);
+    let m: serde_json::Value = serde_json::from_slice(&merged.stdout).expect("one JSON document");
+    assert_eq!(m["cases"], whole["cases"]);
+    assert_eq!(m["events"], whole["events"], "the same cases simulate the same events");
+    assert_eq!(m["failures"].as_array().unwrap().len(), whole["failures"].as_array().unwrap().len());
+    // A folder works too; a missing shard is an error.
+    let only_a = routesim(&["explore", "--merge", dir.path().join("a.json").to_str().unwrap()]);
+    assert_eq!(only_a.status.code(), Some(2));
+    assert!(text(&only_a).1.contains("missing [\"1/2\"]"), "{}", text(&only_a).1);
+    let folder = routesim(&["explore", "--merge", d]);
+    assert_eq!(folder.status.code(), merged.status.code(), "{}", text(&folder).1);
+}

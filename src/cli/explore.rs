@@ -1,6 +1,7 @@
-//! `routesim explore [--model rocketmq|nacos|both] [--cases N] [--seed S] [--jobs J] [--out DIR] [--json]`:
-//! random clusters and fault schedules against every invariant of their model; each failure is
-//! shrunk and saved as a scenario.
+//! `routesim explore [--model rocketmq|nacos|both] [--cases N] [--seed S] [--jobs J] [--out DIR]
+//! [--shard K/N] [--json]`: random clusters and fault schedules against every invariant of their
+//! model; each failure is shrunk and saved as a scenario. `--merge SUMMARY...` combines the
+//! `--json` summaries of a sharded sweep (`explore_merge`).
 
 use super::json::{self, ExploreClock, ExploreDoc, ExploreFailureDoc};
 use super::output::output_failed;
@@ -31,17 +32,31 @@ pub struct ExploreArgs {
     /// Print one JSON document on stdout instead of the summary (schema: docs/json-output.md).
     #[arg(long)]
     json: bool,
+    /// Run only shard K of N of the sweep (the cases i with i % N == K), e.g. a Kubernetes
+    /// Indexed Job's completion index: the N shards run exactly the whole sweep's cases.
+    #[arg(long, value_parser = Shard::parse, default_value = "0/1")]
+    shard: Shard,
+    /// Instead of exploring, combine the `--json` summaries of a sharded sweep (files, or
+    /// folders of *.json) into one, checking every shard is there once.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["cases", "seed", "jobs", "out", "shard"])]
+    merge: Vec<PathBuf>,
 }
 
 pub fn explore(args: ExploreArgs) -> u8 {
-    let jobs = match threads(args.jobs, args.cases as usize) {
+    if !args.merge.is_empty() {
+        return super::explore_merge::merge(&args.merge, args.json);
+    }
+    // This shard's share of the sweep: the cases i < cases with i % N == K.
+    let (k, n, cases) = (args.shard.index, args.shard.count, u64::from(args.cases));
+    let share = if k < cases { (cases - 1 - k) / n + 1 } else { 0 };
+    let jobs = match threads(args.jobs, share.max(1) as usize) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");
             return INVALID;
         }
     };
-    let progress = Progress::new("cases", u64::from(args.cases));
+    let progress = Progress::new("cases", share);
     let opts = ExploreOptions {
         cases: args.cases,
         model: args.model,
@@ -51,7 +66,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
         mutation: None,
         max_shrink_iters: 256,
         stop_at_first: false,
-        shard: Shard::WHOLE,
+        shard: args.shard,
     };
     let report = run_explore(&opts, &|done| progress.update(done));
     progress.finish();
@@ -78,6 +93,7 @@ fn document(report: &ExploreReport, args: &ExploreArgs, jobs: usize) -> ExploreD
             message: f.failure.clone(),
             saved: f.path.display().to_string(),
             seed: f.seed,
+            case: f.case,
         })
         .collect();
     let model = args.model.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string());
@@ -86,6 +102,8 @@ fn document(report: &ExploreReport, args: &ExploreArgs, jobs: usize) -> ExploreD
         model,
         seed: args.seed,
         jobs,
+        sweep_cases: args.cases,
+        shard: args.shard.to_string(),
         cases: report.cases,
         events: report.events,
         failures,

@@ -232,8 +232,13 @@ pub struct ExploreDoc {
     /// As given to `--model`.
     pub model: String,
     pub seed: u64,
-    /// Threads used: which cases are generated depends on it, so it is part of the replay recipe.
+    /// Threads used. Which cases run does not depend on it: case `i` is drawn from `(seed, i)`.
     pub jobs: usize,
+    /// `--cases`: the whole sweep's case count, of which this run took its shard's share.
+    pub sweep_cases: u32,
+    /// `--shard K/N` (`0/1` for the whole sweep).
+    pub shard: String,
+    /// Cases this run checked.
     pub cases: u64,
     pub events: u64,
     pub failures: Vec<ExploreFailureDoc>,
@@ -248,6 +253,8 @@ pub struct ExploreFailureDoc {
     /// The shrunk scenario, replayable with `routesim run`.
     pub saved: String,
     pub seed: u64,
+    /// The case of the sweep it was found in (`0 .. sweep_cases`).
+    pub case: u64,
 }
 
 /// Not deterministic: how long the search took on this machine.

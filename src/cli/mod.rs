@@ -7,6 +7,7 @@ mod check;
 mod completions;
 mod explain;
 mod explore;
+mod explore_merge;
 mod files;
 mod json;
 mod lesson;
