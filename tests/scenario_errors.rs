@@ -248,3 +248,15 @@ fn an_unquoted_duration_gets_a_hint_to_quote_it() {
     let e = one("\n[[fault]]\nat = 1m30s\ncrash = \"a0\"\n");
     assert!(e.contains("help: durations and times are quoted strings: at = \"1m30s\""), "{e}");
 }
+
+#[test]
+fn a_bare_number_for_a_duration_gets_a_hint_to_quote_it_with_its_unit() {
+    let e = routesim::sim::scenario::parse(
+        std::path::Path::new("t.toml"),
+        "[scenario]\nname = \"t\"\nduration = 90\n\n[[namesrv]]\nname = \"ns1\"\n",
+    )
+    .expect_err("a bare number is not a duration")
+    .to_string();
+    assert!(e.contains("t.toml:3:12"), "{e}");
+    assert!(e.contains("\"90s\" or \"90ms\""), "{e}");
+}

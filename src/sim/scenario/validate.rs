@@ -24,7 +24,7 @@ pub fn validate(path: &Path, source: &str, seed: Option<u64>) -> Result<Scenario
         Err(e) => {
             let span = e.span().unwrap_or(0..0);
             let (message, help) = explain_toml_error(e.message());
-            let help = help.or_else(|| unquoted_duration(source, span.start));
+            let help = help.or_else(|| unquoted_duration(source, span.start)).or_else(|| bare_number(&message));
             ctx.error(span, message, help);
             return Err(ScenarioErrors(ctx.errors));
         }
@@ -40,6 +40,18 @@ pub fn validate(path: &Path, source: &str, seed: Option<u64>) -> Result<Scenario
         ctx.errors.sort_by_key(|e| (e.line, e.column));
         Err(ScenarioErrors(ctx.errors))
     }
+}
+
+/// A bare number where a string is expected (`duration = 90`): durations and times carry their
+/// unit in a quoted string, and a number alone would be ambiguous (seconds? milliseconds?).
+fn bare_number(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("invalid type: integer `")
+        .or_else(|| message.strip_prefix("invalid type: floating point `"))?;
+    let (number, expected) = rest.split_once('`')?;
+    expected.contains("expected a string").then(|| {
+        format!("if this is a duration or a time, write it quoted with its unit: \"{number}s\" or \"{number}ms\"")
+    })
 }
 
 /// serde's messages, with a "did you mean" for misspelt keys.
