@@ -40,11 +40,12 @@ enum Item {
         t: SimTime,
         label: String,
     },
-    /// Routine messages folded: (from, to, label) → count.
+    /// Routine messages folded: (from, to, label, arrow style) → count. A message that was lost
+    /// or dropped is drawn `-x`, never as a delivered `->>`.
     Routine {
         from: SimTime,
         to: SimTime,
-        msgs: BTreeMap<(String, String, String), u32>,
+        msgs: BTreeMap<(String, String, String, &'static str), u32>,
     },
     /// `times` repetitions of `items`, the first one shown.
     Repeat {
@@ -76,7 +77,7 @@ impl Item {
             Item::Arrow { from, to, style, label, .. } => format!("A{from}{style}{to}:{}", timeless(label)),
             Item::Note { over, label, .. } => format!("N{over}:{}", timeless(label)),
             Item::Routine { msgs, .. } => {
-                msgs.keys().fold("R".to_string(), |k, (f, t, l)| format!("{k}|{f}>{t}:{}", timeless(l)))
+                msgs.keys().fold("R".to_string(), |k, (f, t, l, s)| format!("{k}|{f}{s}{t}:{}", timeless(l)))
             }
             // A repetition is never part of a longer one: it already summarises.
             Item::Repeat { from, .. } => format!("P{}", from.millis()),
@@ -94,9 +95,9 @@ impl Item {
             }
             Item::Routine { from, to, msgs } => {
                 let _ = writeln!(out, "{pad}loop routine traffic {from} to {to}");
-                for ((f, t, label), n) in msgs {
+                for ((f, t, label, style), n) in msgs {
                     let times = if *n > 1 { format!(" ×{n}") } else { String::new() };
-                    let _ = writeln!(out, "{pad}    {}->>{}: {}{times}", id(f), id(t), text(label));
+                    let _ = writeln!(out, "{pad}    {}{style}{}: {}{times}", id(f), id(t), text(label));
                 }
                 let _ = writeln!(out, "{pad}end");
             }
@@ -141,7 +142,7 @@ pub struct Diagram {
     participants: Vec<String>,
     items: Vec<Item>,
     /// Routine messages since the last interesting item.
-    folded: BTreeMap<(String, String, String), u32>,
+    folded: BTreeMap<(String, String, String, &'static str), u32>,
     fold_from: Option<SimTime>,
     fold_to: SimTime,
 }
@@ -172,11 +173,21 @@ impl Diagram {
     }
 
     pub fn routine(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
+        self.fold(from, to, t, label, "->>");
+    }
+
+    /// A routine message that did not arrive (lost, dropped, refused): folded like the traffic
+    /// it belongs to, but drawn as lost.
+    pub fn routine_lost(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
+        self.fold(from, to, t, label, "-x");
+    }
+
+    fn fold(&mut self, from: &str, to: &str, t: SimTime, label: &str, style: &'static str) {
         self.touch(from);
         self.touch(to);
         self.fold_from.get_or_insert(t);
         self.fold_to = t;
-        *self.folded.entry((from.to_string(), to.to_string(), label.to_string())).or_default() += 1;
+        *self.folded.entry((from.to_string(), to.to_string(), label.to_string(), style)).or_default() += 1;
     }
 
     /// Closes the pending routine fold. A lone message is drawn as itself: a loop around one
@@ -185,9 +196,9 @@ impl Diagram {
         let Some(from) = self.fold_from.take() else { return };
         let msgs = std::mem::take(&mut self.folded);
         match msgs.iter().next() {
-            Some(((f, to, label), 1)) if msgs.len() == 1 => {
-                let (from_actor, to, label) = (f.clone(), to.clone(), label.clone());
-                self.items.push(Item::Arrow { from: from_actor, to, style: "->>", t: from, label });
+            Some(((f, to, label, style), 1)) if msgs.len() == 1 => {
+                let (from_actor, to, label, style) = (f.clone(), to.clone(), label.clone(), *style);
+                self.items.push(Item::Arrow { from: from_actor, to, style, t: from, label });
             }
             _ => self.items.push(Item::Routine { from, to: self.fold_to, msgs }),
         }
@@ -285,6 +296,21 @@ mod tests {
         assert!(out.contains("loop the same steps ×4 from 0.001s to 15.002s (the first shown)"), "{out}");
         assert_eq!(out.matches("healthy again").count(), 1, "{out}");
         assert!(out.contains("Note over app: 30.000s end"), "{out}");
+    }
+
+    #[test]
+    fn a_lost_message_is_drawn_lost_in_a_fold_and_alone() {
+        let mut d = Diagram::default();
+        d.routine("a0", "ns2", at(1), "REGISTER_BROKER (periodic)");
+        d.routine_lost("a0", "ns2", at(2), "REGISTER_BROKER dropped, link cut");
+        d.routine_lost("a0", "ns2", at(3), "REGISTER_BROKER dropped, link cut");
+        d.note("a0", at(4), "end of the fold");
+        d.routine_lost("b0", "ns2", at(5), "SYN lost, TCP retransmits");
+        let out = d.finish(|_| (0, false));
+        assert!(out.contains("a0->>ns2: REGISTER_BROKER (periodic)\n"), "{out}");
+        assert!(out.contains("a0-xns2: REGISTER_BROKER dropped, link cut ×2"), "{out}");
+        assert!(out.contains("b0-xns2: 0.005s SYN lost"), "a lone lost message is an arrow, drawn lost: {out}");
+        assert!(!out.contains("->>ns2: REGISTER_BROKER dropped"), "{out}");
     }
 
     #[test]

@@ -115,10 +115,10 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
                 DropReason::NoHost => "dropped, host down",
                 DropReason::NoListener => "dropped, nothing listens",
             };
-            d.routine(from, to, t, &format!("{msg} {why}"));
+            d.routine_lost(from, to, t, &format!("{msg} {why}"));
         }
         What::Net(NetNote::Lost { from, to, msg, attempt: 0, .. }) => {
-            d.routine(from, to, t, &format!("{msg} lost, TCP retransmits"))
+            d.routine_lost(from, to, t, &format!("{msg} lost, TCP retransmits"))
         }
         What::Net(NetNote::Retransmitted { from, to, waited, .. }) => {
             d.arrow(from, to, "->>", t, &format!("retransmission gets through after {}", secs(*waited)))
@@ -133,7 +133,7 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
         }
         // A producer's refused send is told by its attempt, and folds with the sends around it.
         What::Net(NetNote::ConnectFailed { from, to, msg, .. }) if msg.starts_with("SEND_MESSAGE") => {
-            d.routine(from, to, t, &format!("{msg}: connect failed"))
+            d.routine_lost(from, to, t, &format!("{msg}: connect failed"))
         }
         What::Net(NetNote::ConnectFailed { from, to, msg, .. }) => {
             d.arrow(from, to, "-x", t, &format!("{msg}: connect failed"))
