@@ -156,3 +156,18 @@ fn a_phase_dependent_lesson_shows_its_distribution_across_phases() {
     assert!(min < p50 && p50 <= p90 && p90 <= max && max - min > 15.0, "spread over the phases: {row}");
     assert!(section.contains("```text\n"), "a histogram");
 }
+
+/// `routesim lesson` on a file outside the catalogue prints a page for a reader beside it: every
+/// link leads somewhere from the directory the page is saved in (the scenario as given, routesim's
+/// docs in its own checkout), where it used to climb out of a `docs/lessons/` it is not in.
+#[test]
+fn a_lesson_for_a_file_outside_the_catalogue_links_only_to_what_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::copy(root().join("scenarios/rocketmq/01-kill-vs-silent.toml"), &file).unwrap();
+    let l = lesson(file.to_str().unwrap(), Path::new("")).unwrap_or_else(|e| panic!("{e}"));
+    let page = dir.path().join("mine.md");
+    let targets = resolved_links(&page, &l.page);
+    assert!(targets.contains(&file.canonicalize().unwrap()), "the page links its scenario: {targets:?}");
+    assert!(targets.iter().any(|t| t.ends_with("docs/glossary.md")), "and the glossary: {targets:?}");
+}

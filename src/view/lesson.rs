@@ -177,16 +177,45 @@ pub fn page_path(scenario: &str) -> String {
     }
 }
 
+/// Where a page's links lead: the repository root (for the scenario), `docs/`, and the lessons'
+/// index, each as the page's links spell them.
+struct Links {
+    root: String,
+    docs: String,
+    index: String,
+}
+
+/// A catalogue page lives at `docs/lessons/<family>/<name>.md` and climbs back from there. Any
+/// other file's page is printed for a reader beside it: its scenario link is the path as given,
+/// and routesim's own docs are those of the checkout this binary was built from.
+fn links(path: &str, depth: usize) -> Links {
+    if path.starts_with("scenarios/") {
+        let up = |n: usize| "../".repeat(n);
+        return Links { root: up(2 + depth), docs: up(1 + depth), index: format!("{}README.md", up(depth)) };
+    }
+    let docs = format!("{}/docs/", env!("CARGO_MANIFEST_DIR"));
+    Links { root: String::new(), index: format!("{docs}lessons/README.md"), docs }
+}
+
+/// `docs/` as `path`'s page links to it (see [`links`]).
+pub(crate) fn docs_link(path: &str) -> String {
+    links(path, page_path(path).matches('/').count()).docs
+}
+
 /// The page of one run.
 /// `phases`: the "Across phases" section, for a scenario that asks for a sweep.
 pub fn page(path: &str, o: &Opening, s: &Scenario, r: &RunReport, diagram: &str, phases: Option<&str>) -> String {
     let stem = Path::new(path).file_stem().map_or("run".into(), |x| x.to_string_lossy().into_owned());
     // The page is docs/lessons/<page_path>: links climb back to the repository root from there.
     let depth = page_path(path).matches('/').count();
-    let (root, index) = ("../".repeat(2 + depth), format!("{}README.md", "../".repeat(depth)));
-    let docs = "../".repeat(1 + depth);
+    let Links { root, docs, index } = links(path, depth);
     // The first use of each glossary term in the prose (question, answer, why) links to its entry.
-    let family = page_path(path).split_once('/').map_or(String::new(), |(f, _)| f.to_string());
+    // The catalogue's folder, or for another file what it models.
+    let family = match page_path(path).split_once('/') {
+        Some((f, _)) if path.starts_with("scenarios/") => f.to_string(),
+        _ if !s.brokers.is_empty() || !s.namesrvs.is_empty() => "rocketmq".to_string(),
+        _ => "nacos".to_string(),
+    };
     let (terms, mut seen) = (terms_for(&family), BTreeSet::new());
     let mut linked = |text: &str| link_first_uses(text, &terms, &format!("{docs}glossary.md"), &mut seen);
     let mut out = String::new();

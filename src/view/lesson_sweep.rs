@@ -124,7 +124,8 @@ pub fn section(path: &str, source: &str) -> Result<Option<String>, String> {
             }
         }
     }
-    let _ = writeln!(out, "\n{charts}Run it yourself: `routesim sweep` on a copy of the scenario with `at = \"{}\"` on `{}` ([docs/sweep.md](../../sweep.md)).\n", d.range, d.event);
+    let sweep_md = format!("{}sweep.md", super::lesson::docs_link(path));
+    let _ = writeln!(out, "\n{charts}Run it yourself: `routesim sweep` on a copy of the scenario with `at = \"{}\"` on `{}` ([docs/sweep.md]({sweep_md})).\n", d.range, d.event);
     Ok(Some(out))
 }
 
