@@ -26,7 +26,7 @@ use crate::rocketmq::types::{TopicRouteData, MASTER_ID};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
-use crate::sim::invariants::Mutation;
+use crate::sim::invariants::{AttemptSeen, Mutation};
 use crate::sim::packet::Packet;
 use crate::sim::scenario::ProducerSpec;
 use crate::sim::world::SendRecord;
@@ -201,7 +201,15 @@ impl Producers {
             if attempt.timeout.millis() > 0 {
                 let (p, q) = (&self.producers[i], &attempt.queue);
                 let now = self.env.now();
-                p.env.obs.send_attempt(now, &p.spec.name, id, attempt.times, &q.broker_name, &attempt.addr, q.queue_id);
+                let seen = AttemptSeen {
+                    producer: &p.spec.name,
+                    send: id,
+                    attempt: attempt.times,
+                    broker: &q.broker_name,
+                    addr: &attempt.addr,
+                    queue: q.queue_id,
+                };
+                p.env.obs.send_attempt(now, &seen);
             }
             let msg = RmqMsg::SendMessage { topic: self.producers[i].topic.clone(), queue_id: attempt.queue.queue_id };
             // Outcomes known without waiting, with what failed: an attempt with no time left

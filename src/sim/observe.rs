@@ -3,7 +3,7 @@
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::invariants::monitor::Monitor;
-use crate::sim::invariants::{Arrival, Violation};
+use crate::sim::invariants::{Arrival, AttemptSeen, Violation};
 use crate::sim::network::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
@@ -116,20 +116,10 @@ impl Obs {
         }
     }
 
-    /// An attempt of a producer's send went on the wire to `broker` at `addr`, queue `queue`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn send_attempt(
-        &self,
-        now: SimTime,
-        producer: &str,
-        id: u64,
-        attempt: u32,
-        broker: &str,
-        addr: &str,
-        queue: u32,
-    ) {
+    /// An attempt of a producer's send went on the wire.
+    pub fn send_attempt(&self, now: SimTime, attempt: &AttemptSeen<'_>) {
         if let Some(m) = &self.monitor {
-            let violation = m.borrow_mut().send_attempt(now, producer, id, attempt, broker, addr, queue, &self.world);
+            let violation = m.borrow_mut().send_attempt(now, attempt, &self.world);
             self.record_violations(now, violation.into_iter().collect());
         }
     }

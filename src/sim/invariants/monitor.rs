@@ -10,7 +10,7 @@
 
 use super::derive::{self, Configs, Expected};
 use super::nacos::{NacosWatch, Quiet};
-use super::sends::{SendWatch, Settled};
+use super::sends::{AttemptSeen, SendWatch, Settled};
 use super::{Arrival, Invariant, Violation};
 use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::notes::RmqNote;
@@ -192,20 +192,9 @@ impl Monitor {
         self.sends.started(now, name, id, world, settled);
     }
 
-    /// An attempt of producer `name`'s send `id` went to `broker` at `addr`, queue `queue`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn send_attempt(
-        &mut self,
-        now: SimTime,
-        name: &str,
-        id: u64,
-        attempt: u32,
-        broker: &str,
-        addr: &str,
-        queue: u32,
-        world: &World,
-    ) -> Option<Violation> {
-        let (invariant, detail) = self.sends.attempt(name, id, attempt, broker, addr, queue, world)?;
+    /// An attempt of a producer's send went on the wire.
+    pub fn send_attempt(&mut self, now: SimTime, a: &AttemptSeen<'_>, world: &World) -> Option<Violation> {
+        let (invariant, detail) = self.sends.attempt(a, world)?;
         self.violate(invariant, now, detail)
     }
 

@@ -29,6 +29,19 @@ struct Facts {
     bound: SimDuration,
 }
 
+/// One attempt of a send as the producer actor put it on the wire (`Obs::send_attempt`).
+#[derive(Clone, Copy, Debug)]
+pub struct AttemptSeen<'a> {
+    pub producer: &'a str,
+    pub send: u64,
+    /// 0 for the first.
+    pub attempt: u32,
+    /// The broker name, and the address the attempt went to.
+    pub broker: &'a str,
+    pub addr: &'a str,
+    pub queue: u32,
+}
+
 /// A send that began and has not ended.
 struct Flight {
     started: SimTime,
@@ -103,19 +116,9 @@ impl SendWatch {
         self.flights.insert((name.to_string(), id), Flight { started: now, excused, must_succeed });
     }
 
-    /// An attempt of send `id` was put on the wire to `broker` (a broker name) at `addr`, queue
-    /// `queue`. `attempt` is 0 for the first.
-    #[allow(clippy::too_many_arguments)]
-    pub fn attempt(
-        &mut self,
-        name: &str,
-        id: u64,
-        attempt: u32,
-        broker: &str,
-        addr: &str,
-        queue: u32,
-        world: &World,
-    ) -> Option<(Invariant, String)> {
+    /// An attempt was put on the wire.
+    pub fn attempt(&mut self, a: &AttemptSeen<'_>, world: &World) -> Option<(Invariant, String)> {
+        let AttemptSeen { producer: name, send: id, attempt, broker, addr, queue } = *a;
         let f = self.producers.get(name)?;
         let flight = self.flights.get(&(name.to_string(), id))?;
         let now_route = world.client(&f.client).and_then(|c| c.borrow().route_shared(&f.topic).cloned());

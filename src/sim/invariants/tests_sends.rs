@@ -2,7 +2,7 @@
 //! where Java gives a send the right to do what it did.
 
 use super::derive::Configs;
-use super::sends::{SendWatch, Settled};
+use super::sends::{AttemptSeen, SendWatch, Settled};
 use super::Invariant;
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::types::{perm, BrokerData, QueueData, TopicRouteData};
@@ -103,7 +103,8 @@ impl Fixture {
     }
 
     fn attempt(&mut self, id: u64, broker: &str, addr: &str, queue: u32) -> Option<Invariant> {
-        self.watch.attempt("p1", id, 0, broker, addr, queue, &self.world).map(|(i, _)| i)
+        let seen = AttemptSeen { producer: "p1", send: id, attempt: 0, broker, addr, queue };
+        self.watch.attempt(&seen, &self.world).map(|(i, _)| i)
     }
 }
 
