@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::{threads, FAILED, HELD, INVALID};
 use crate::sim::runner::DEFAULT_MAX_EVENTS;
 use crate::sim::scenario::{read_source, MAX_SEED};
-use crate::sim::sweep::{sweep as run_sweep, Distribution, SweepOptions, SweepReport};
+use crate::sim::sweep::{sweep as run_sweep, SweepOptions, SweepReport};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -141,7 +141,7 @@ fn print(
                 d.count, d.min, d.p50, d.p90, d.p99, d.max
             )?;
             if histogram {
-                draw(out, d)?;
+                write!(out, "{}", crate::view::sweep::text_histogram(d, "      "))?;
             }
         }
         for (b, value, held) in &e.bounds {
@@ -178,17 +178,6 @@ fn print(
         if failing.len() > 5 {
             writeln!(out, "  ... and {} more (--json lists them all)", failing.len() - 5)?;
         }
-    }
-    Ok(())
-}
-
-/// The histogram: one row per bin, its lower edge, a bar scaled to the fullest bin, the count.
-fn draw(out: &mut impl Write, d: &Distribution) -> std::io::Result<()> {
-    const WIDTH: u64 = 40;
-    let fullest = d.bins.iter().map(|b| b.1).max().unwrap_or(1).max(1);
-    for (edge, n) in &d.bins {
-        let bar = "#".repeat(((n * WIDTH).div_ceil(fullest)) as usize);
-        writeln!(out, "      {:>10} |{bar:<40}| {n}", edge.to_string())?;
     }
     Ok(())
 }

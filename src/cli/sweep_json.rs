@@ -58,8 +58,7 @@ pub fn write(out: &mut impl Write, file: &Path, opts: &SweepOptions, r: &SweepRe
         "failing_seeds": r.failing_seeds(),
         "seeds": seeds,
     });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
+    super::json::print(out, &doc)
 }
 
 fn distribution(d: &Distribution) -> Value {

@@ -16,7 +16,7 @@
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::When;
 use crate::sim::scenario::parse;
-use crate::sim::sweep::{sweep, Distribution, SweepOptions};
+use crate::sim::sweep::{sweep, SweepOptions};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -45,16 +45,19 @@ pub fn directive(source: &str) -> Result<Option<Directive>, String> {
     Ok(Some(Directive { runs, event: event.to_string(), range: range.to_string() }))
 }
 
+/// The line starting with `key` in the TOML table that holds line `i`, if it has one.
+fn key_in_table(lines: &[&str], i: usize, key: &str) -> Option<usize> {
+    let start = lines[..i].iter().rposition(|l| l.starts_with('[')).unwrap_or(0);
+    let end = lines[i..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |j| i + j);
+    (start..end).find(|&j| lines[j].trim_start().starts_with(key))
+}
+
 /// `source` with the `at` of the `[[fault]]`/`[[action]]` named `event` replaced by `range`.
 fn with_range(source: &str, d: &Directive) -> Result<String, String> {
     let lines: Vec<&str> = source.lines().collect();
     let named = format!("name = \"{}\"", d.event);
     let start = lines.iter().position(|l| l.trim() == named).ok_or_else(|| format!("no event named {:?}", d.event))?;
-    let table_start = lines[..start].iter().rposition(|l| l.starts_with("[[")).unwrap_or(0);
-    let table_end = lines[start..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |i| start + i);
-    let at = (table_start..table_end)
-        .find(|&i| lines[i].trim_start().starts_with("at ="))
-        .ok_or_else(|| format!("{:?} has no `at`", d.event))?;
+    let at = key_in_table(&lines, start, "at =").ok_or_else(|| format!("{:?} has no `at`", d.event))?;
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     out[at] = format!("at = \"{}\"", d.range);
     Ok(out.join("\n") + "\n")
@@ -67,9 +70,7 @@ fn widened(source: &str, event: &str, within: SimDuration) -> String {
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let after = format!("after = \"{event}\"");
     for (i, _) in lines.iter().enumerate().filter(|(_, l)| l.trim() == after) {
-        let table_start = lines[..i].iter().rposition(|l| l.starts_with('[')).unwrap_or(0);
-        let table_end = lines[i..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |j| i + j);
-        if let Some(w) = (table_start..table_end).find(|&j| lines[j].trim_start().starts_with("within =")) {
+        if let Some(w) = key_in_table(&lines, i, "within =") {
             out[w] = format!("within = \"{within}\"");
         }
     }
@@ -117,7 +118,7 @@ pub fn section(path: &str, source: &str) -> Result<Option<String>, String> {
                     dist.p90,
                     dist.max
                 );
-                let _ = writeln!(charts, "{}:\n\n```text\n{}```\n", e.name, histogram(dist));
+                let _ = writeln!(charts, "{}:\n\n```text\n{}```\n", e.name, super::sweep::text_histogram(dist, ""));
             }
             None => {
                 let _ = writeln!(out, "| {} | {held} | – | – | – | – |", e.name.replace('|', "\\|"));
@@ -127,17 +128,6 @@ pub fn section(path: &str, source: &str) -> Result<Option<String>, String> {
     let sweep_md = format!("{}sweep.md", super::lesson::docs_link(path));
     let _ = writeln!(out, "\n{charts}Run it yourself: `routesim sweep` on a copy of the scenario with `at = \"{}\"` on `{}` ([docs/sweep.md]({sweep_md})).\n", d.range, d.event);
     Ok(Some(out))
-}
-
-/// A text histogram: one row per bin, its lower edge, a bar scaled to the fullest bin, the count.
-fn histogram(d: &Distribution) -> String {
-    let fullest = d.bins.iter().map(|b| b.1).max().unwrap_or(1).max(1);
-    let mut out = String::new();
-    for (edge, n) in &d.bins {
-        let bar = "#".repeat((n * 40).div_ceil(fullest) as usize);
-        let _ = writeln!(out, "{:>10}  {bar:<40} {n}", edge.to_string());
-    }
-    out
 }
 
 #[cfg(test)]

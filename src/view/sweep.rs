@@ -19,6 +19,19 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// A distribution as text: one row per bin — its lower edge, a bar scaled to the fullest bin,
+/// the count — each row after `indent`. `routesim sweep` prints it; lesson pages quote it.
+pub fn text_histogram(d: &Distribution, indent: &str) -> String {
+    const WIDTH: u64 = 40;
+    let fullest = d.bins.iter().map(|b| b.1).max().unwrap_or(1).max(1);
+    let mut out = String::new();
+    for (edge, n) in &d.bins {
+        let bar = "#".repeat((n * WIDTH).div_ceil(fullest) as usize);
+        let _ = writeln!(out, "{indent}{:>10} |{bar:<40}| {n}", edge.to_string());
+    }
+    out
+}
+
 /// The page for a finished sweep of `file` over `seeds` (as the summary line says them).
 pub fn html(r: &SweepReport, file: &str, seeds: &str) -> String {
     let mut out = String::new();
