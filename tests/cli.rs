@@ -4,35 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 mod common;
-use common::{routesim, text, write};
+use common::{routesim, text, write, FAILING};
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";
-
-/// A scenario whose one expectation cannot hold: the route of a killed broker never comes back.
-const FAILING: &str = r#"
-[scenario]
-name = "expects the impossible"
-seed = 5
-duration = "2m"
-
-[[namesrv]]
-name = "ns1"
-
-[[broker]]
-name = "a0"
-broker_name = "broker-a"
-addr = "10.0.0.1:10911"
-topics = [{ name = "Orders", read = 4, write = 4 }]
-
-[[fault]]
-at = "30s"
-crash = "a0"
-
-[[expect]]
-name = "route survives a kill"
-at = "1m"
-route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
-"#;
 
 #[test]
 fn a_passing_scenario_exits_0_with_timeline_verdicts_seed_and_digest() {

@@ -3,44 +3,17 @@
 //! the human output. The schema is `docs/json-output.md`.
 
 mod common;
-use common::{routesim, text, write};
+use common::{routesim, text, write, FAILING, HOLDS};
 use serde_json::Value;
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";
 
-/// One expectation that cannot hold (a killed broker's route never comes back), and one that
-/// does; one invariant enabled.
-const FAILING: &str = r#"
-[scenario]
-name = "expects the impossible"
-seed = 5
-duration = "2m"
-invariants = ["consistent_tables"]
-
-[[namesrv]]
-name = "ns1"
-
-[[broker]]
-name = "a0"
-broker_name = "broker-a"
-addr = "10.0.0.1:10911"
-topics = [{ name = "Orders", read = 4, write = 4 }]
-
-[[fault]]
-at = "30s"
-crash = "a0"
-
-[[expect]]
-name = "route survives a kill"
-at = "1m"
-route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
-
-[[expect]]
-name = "route is there before the kill"
-after = "0s"
-within = "10s"
-route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
-"#;
+/// [`FAILING`] with an expectation that holds, and one invariant enabled.
+fn failing_and_holding() -> String {
+    let with_invariant =
+        FAILING.replace("duration = \"2m\"\n", "duration = \"2m\"\ninvariants = [\"consistent_tables\"]\n");
+    format!("{with_invariant}{HOLDS}")
+}
 
 /// Stdout parsed as one JSON document: it fails if anything else was printed around it.
 fn document(o: &std::process::Output) -> Value {
@@ -51,7 +24,7 @@ fn document(o: &std::process::Output) -> Value {
 #[test]
 fn run_json_is_one_document_with_every_verdict_and_exit_1_on_a_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "fail.toml", FAILING);
+    let file = write(dir.path(), "fail.toml", failing_and_holding());
     let o = routesim(&["run", "--json", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "the exit code is the human output's");
     let doc = document(&o);
@@ -97,7 +70,7 @@ fn run_json_is_the_same_document_for_the_same_seed_and_has_no_timeline() {
 #[test]
 fn run_json_on_bad_input_prints_nothing_on_stdout_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "bad.toml", FAILING.replace("crash = \"a0\"", "crash = \"a9\""));
+    let file = write(dir.path(), "bad.toml", failing_and_holding().replace("crash = \"a0\"", "crash = \"a9\""));
     let o = routesim(&["run", "--json", file.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));
@@ -113,7 +86,7 @@ fn check_json_gives_each_file_its_outcome_and_errors_and_the_counts() {
         dir.path().join("a.toml"),
     )
     .unwrap();
-    write(dir.path(), "b.toml", FAILING);
+    write(dir.path(), "b.toml", failing_and_holding());
     write(dir.path(), "c.toml", "[scenario]\nname = 1\n");
     let args = ["check", "--json", "--jobs", "1", dir.path().to_str().unwrap()];
     let o = routesim(&args);

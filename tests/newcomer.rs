@@ -2,44 +2,17 @@
 //! install it, and what each subcommand looks like in use.
 
 mod common;
-use common::{routesim, text, write};
+use common::{routesim, text, write, FAILING, HOLDS};
 
-/// A scenario whose one expectation cannot hold: the route of a killed broker never comes back.
-const FAILING: &str = r#"
-[scenario]
-name = "expects the impossible"
-seed = 5
-duration = "2m"
-
-[[namesrv]]
-name = "ns1"
-
-[[broker]]
-name = "a0"
-broker_name = "broker-a"
-addr = "10.0.0.1:10911"
-topics = [{ name = "Orders", read = 4, write = 4 }]
-
-[[fault]]
-at = "30s"
-crash = "a0"
-
-[[expect]]
-name = "route survives a kill"
-at = "1m"
-route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
-
-[[expect]]
-name = "route is there before the kill"
-after = "0s"
-within = "10s"
-route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
-"#;
+/// [`FAILING`] with an expectation that holds, which the failure lines must not name.
+fn failing() -> String {
+    format!("{FAILING}{HOLDS}")
+}
 
 #[test]
 fn check_names_each_failed_expectation_under_its_fail_line() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "fail.toml", FAILING);
+    write(dir.path(), "fail.toml", failing());
     let o = routesim(&["check", dir.path().to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}{err}");
@@ -96,7 +69,7 @@ fn verdict_lines_carry_the_instant_checked_and_time_never_goes_back() {
     // verdict is only decided when the clock next moves, but it is about 45.5s; and the `at 1m`
     // one, decided 1 ms past the end, belongs before "scenario ends" at 60.000s.
     let dir = tempfile::tempdir().unwrap();
-    let scenario = FAILING.replace("duration = \"2m\"", "duration = \"1m\"")
+    let scenario = failing().replace("duration = \"2m\"", "duration = \"1m\"")
         + "\n[[expect]]\nname = \"gone mid-run\"\nat = \"45.5s\"\nroute = { namesrv = \"ns1\", topic = \"Orders\", absent = true }\n";
     let file = write(dir.path(), "t.toml", scenario);
     let o = routesim(&["run", "--full", file.to_str().unwrap()]);

@@ -47,3 +47,38 @@ topics = [{ name = "Orders", read = 4, write = 4 }]
 pub fn errors(extra: &str) -> routesim::sim::scenario::ScenarioErrors {
     routesim::sim::scenario::parse(Path::new("t.toml"), &format!("{GOOD}{extra}")).expect_err("should be rejected")
 }
+
+/// A scenario whose one expectation cannot hold: the route of a killed broker never comes back.
+pub const FAILING: &str = r#"
+[scenario]
+name = "expects the impossible"
+seed = 5
+duration = "2m"
+
+[[namesrv]]
+name = "ns1"
+
+[[broker]]
+name = "a0"
+broker_name = "broker-a"
+addr = "10.0.0.1:10911"
+topics = [{ name = "Orders", read = 4, write = 4 }]
+
+[[fault]]
+at = "30s"
+crash = "a0"
+
+[[expect]]
+name = "route survives a kill"
+at = "1m"
+route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
+"#;
+
+/// An expectation [`FAILING`]'s scenario meets, to append to it.
+pub const HOLDS: &str = r#"
+[[expect]]
+name = "route is there before the kill"
+after = "0s"
+within = "10s"
+route = { namesrv = "ns1", topic = "Orders", brokers = ["broker-a"] }
+"#;
