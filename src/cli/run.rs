@@ -9,7 +9,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::runner::{run as run_scenario, RunOptions, DEFAULT_MAX_EVENTS};
 use crate::sim::scenario::load_seeded;
 use crate::sim::trace::{Detail, TraceOptions};
-use crate::view::mermaid::{DiagramView, MERMAID_MAX_TEXT};
+use crate::view::mermaid::{DiagramView, Drawn, MERMAID_MAX_TEXT};
 use crate::view::report::{render, ReportView};
 use crate::view::Window;
 use std::cell::{Cell, RefCell};
@@ -47,6 +47,11 @@ pub struct RunArgs {
     /// long run's views are otherwise refused once they pass their size limits.
     #[arg(long, value_name = "FROM..TO")]
     window: Option<String>,
+    /// Draw only FROM..TO of the run in --diagram (overrides --window there). Without either, a
+    /// run whose diagram would pass Mermaid's 50,000-character limit is drawn around its faults
+    /// and checks, and says so.
+    #[arg(long, value_name = "FROM..TO")]
+    diagram_window: Option<String>,
     /// Stop a run after N events and exit 2: a scenario stuck in a loop ends with a message
     /// instead of running (and growing) for ever.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS, value_parser = clap::value_parser!(u64).range(1..))]
@@ -60,6 +65,10 @@ pub fn run(args: RunArgs) -> u8 {
     }
     if args.window.is_some() && args.diagram.is_none() && args.report.is_none() {
         eprintln!("error: --window chooses what --diagram and --report draw; give one of them too");
+        return INVALID;
+    }
+    if args.diagram_window.is_some() && args.diagram.is_none() {
+        eprintln!("error: --diagram-window chooses what --diagram draws; give --diagram FILE too");
         return INVALID;
     }
     let outputs: Vec<(&str, &Path)> =
@@ -121,14 +130,20 @@ pub fn run(args: RunArgs) -> u8 {
         // The views watch the run and keep only what they draw, so a long run costs them no
         // more than its window and their limits allow.
         let end = SimTime::ZERO + scenario.duration;
-        let window = match args.window.as_deref().map(|w| Window::parse(w, end)).transpose() {
-            Ok(w) => w.unwrap_or(Window::whole()),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return INVALID;
-            }
+        let parse = |flag: &str, w: &Option<String>| {
+            w.as_deref().map(|w| Window::parse(w, end).map_err(|e| e.replacen("--window", flag, 1))).transpose()
         };
-        let diagram_view = args.diagram.is_some().then(|| Rc::new(RefCell::new(DiagramView::new(&scenario, window))));
+        let (window, diagram_window) =
+            match (parse("--window", &args.window), parse("--diagram-window", &args.diagram_window)) {
+                (Ok(w), Ok(d)) => (w.unwrap_or(Window::whole()), d),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("error: {e}");
+                    return INVALID;
+                }
+            };
+        let diagram_view = args.diagram.is_some().then(|| {
+            Rc::new(RefCell::new(DiagramView::new(&scenario, diagram_window.unwrap_or(window))))
+        });
         let report_view = args.report.is_some().then(|| Rc::new(RefCell::new(ReportView::new(&scenario, window))));
         if let Some(v) = &diagram_view {
             trace.watchers.push(Box::new(v.clone()));
@@ -178,9 +193,19 @@ pub fn run(args: RunArgs) -> u8 {
             continue;
         }
         let mut ready = Vec::new();
+        let diagram = diagram_view.map(|v| unwrap(v).finish());
+        if let (Some(staged), Some(Ok(Drawn { around: Some(spans), .. }))) = (&staged_diagram, &diagram) {
+            let spans: Vec<String> = spans.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+            eprintln!(
+                "note: the whole run would be too long for Mermaid (over {MERMAID_MAX_TEXT} characters), so {} \
+                 draws {} around its faults and checks; draw another part with --diagram-window FROM..TO",
+                staged.dest().display(),
+                spans.join(", ")
+            );
+        }
         let views = [
             // Mermaid's renderer refuses a long diagram unless told otherwise: say so here.
-            (staged_diagram, diagram_view.map(|v| unwrap(v).finish()), MERMAID_MAX_TEXT),
+            (staged_diagram, diagram.map(|d| d.map(|d| d.text)), MERMAID_MAX_TEXT),
             (staged_report, report_view.map(|v| unwrap(v).finish(&report).map(|m| render(&m))), usize::MAX),
         ];
         let mut too_long = Vec::new();
@@ -190,7 +215,7 @@ pub fn run(args: RunArgs) -> u8 {
                     if text.len() > renderable {
                         eprintln!(
                             "warning: {} has {} characters; Mermaid refuses more than {MERMAID_MAX_TEXT} unless its \
-                             maxTextSize is raised: draw part of the run with --window FROM..TO",
+                             maxTextSize is raised: draw part of the run with --diagram-window FROM..TO",
                             staged.dest().display(),
                             text.len()
                         );

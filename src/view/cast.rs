@@ -19,6 +19,8 @@ pub struct Cast {
     instances: BTreeMap<(ServiceKey, ClientKey), (String, String)>,
     /// A subscriber's UDP client (`ip:udp_port`) → its name.
     subscribers: BTreeMap<ClientKey, String>,
+    /// A RocketMQ broker's address (`10.0.0.1:10911`) → its process.
+    brokers: BTreeMap<String, String>,
 }
 
 impl Cast {
@@ -32,7 +34,8 @@ impl Cast {
         }
         let subscribers =
             s.nacos.subscribers.iter().map(|x| (ClientKey::new(&Arc::from(x.ip.as_str()), x.udp_port), x.name.clone()));
-        Cast { order: s.process_names(), instances, subscribers: subscribers.collect() }
+        let brokers = s.brokers.iter().map(|b| (b.config.addr.clone(), b.name.clone())).collect();
+        Cast { order: s.process_names(), instances, subscribers: subscribers.collect(), brokers }
     }
 
     /// The instance's scenario name, or `ip:port` for one the scenario does not declare.
@@ -48,6 +51,11 @@ impl Cast {
     /// Every instance of the scenario as (service, client, instance name).
     pub fn instances(&self) -> impl Iterator<Item = (&ServiceKey, &ClientKey, &str)> {
         self.instances.iter().map(|((s, c), (n, _))| (s, c, n.as_str()))
+    }
+
+    /// The broker process at `addr`, if the scenario has one there.
+    pub fn broker(&self, addr: &str) -> Option<&str> {
+        self.brokers.get(addr).map(String::as_str)
     }
 
     /// The subscriber behind a UDP client id, or `ip:port`.

@@ -140,6 +140,7 @@ pub fn lesson(path: &str, root: &Path) -> Result<Lesson, String> {
     let trace = TraceOptions { watchers: vec![Box::new(view.clone())], ..Default::default() };
     let report = run(&scenario, RunOptions { trace, ..Default::default() });
     let diagram = Rc::try_unwrap(view).ok().expect("the run has let go of its handle").into_inner().finish();
+    let diagram = diagram.map(|d| d.text);
     let diagram =
         diagram.map_err(|e| format!("{path}: {e} (a lesson page shows the whole run: shorten its duration)"))?;
     let phases = super::lesson_sweep::section(path, &source)?;

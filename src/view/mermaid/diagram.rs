@@ -1,14 +1,20 @@
-//! The diagram being built: participants, and a list of items (arrows, notes, loops) that is
-//! folded twice before it is written out.
+//! The diagram being built: participants, and a list of items (arrows, notes, routine traffic)
+//! that is folded when it is written out (see [`super::fold`]).
 //!
 //! 1. **Routine traffic** (periodic registrations, beats, polls that change nothing) between two
-//!    interesting items becomes one `loop` that names each message once with its count.
+//!    interesting items becomes one `loop` that names each message once with its count, except
+//!    the messages a later line cites and the last ones before a fault, which keep their arrows.
 //! 2. **Repeated steps**: when the same few items come back again and again — a node that flaps
 //!    unhealthy/healthy every 5 s for half an hour, a link that keeps refusing — the run of
 //!    repetitions becomes one `loop` showing the first repetition, with the count and the span.
 //!    Items count as "the same" when they differ only in times and durations.
+//!
+//! A message is drawn where the trace first tells of it, which for a registration is when the
+//! broker sends it. If the network then reports it lost or dropped in the same moment, the arrow
+//! already drawn becomes a lost one (`-x`): it is never drawn delivered and lost side by side.
 
-use crate::sim::clock::SimTime;
+use super::fold::{expand, fold_repeats, timeless, Keys, Msg, MsgKey};
+use crate::sim::clock::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -23,29 +29,43 @@ pub fn text(s: &str) -> String {
     s.replace(';', ",").replace('#', "#35;").replace("-->", "→").replace("->", "→")
 }
 
+/// The process an actor belongs to (`ns1/scanner` → `ns1`).
+pub fn process(actor: &str) -> &str {
+    actor.split('/').next().unwrap_or(actor)
+}
+
 /// Stands for "across every participant" until the participant list is known.
 pub const ALL: &str = "\u{1}all";
 
+/// How long after a message was drawn the network may still report it lost: a TCP segment is
+/// lost as it is sent, a datagram or a segment to a powered-off host is dropped when it would
+/// have arrived, one latency later (milliseconds). Nothing waits in flight for a second.
+const IN_FLIGHT: SimDuration = SimDuration(1_000);
+
 #[derive(Clone, Debug)]
-enum Item {
+pub enum Item {
     Arrow {
         from: String,
         to: String,
         style: &'static str,
         t: SimTime,
         label: String,
+        /// Drawn as it was sent (see [`Msg::in_flight`]).
+        in_flight: bool,
     },
     Note {
         over: String,
         t: SimTime,
         label: String,
     },
-    /// Routine messages folded: (from, to, label, arrow style) → count. A message that was lost
-    /// or dropped is drawn `-x`, never as a delivered `->>`.
-    Routine {
+    /// Routine messages between two interesting items, each kept until the diagram is written.
+    Routine(Vec<Msg>),
+    /// Routine messages folded: each message once, with its count. A message that was lost or
+    /// dropped is drawn `-x`, never as a delivered `->>`.
+    Loop {
         from: SimTime,
         to: SimTime,
-        msgs: BTreeMap<(String, String, String, &'static str), u32>,
+        counts: BTreeMap<MsgKey, u32>,
     },
     /// `times` repetitions of `items`, the first one shown.
     Repeat {
@@ -57,45 +77,47 @@ enum Item {
 }
 
 impl Item {
-    fn first_t(&self) -> SimTime {
+    pub fn first_t(&self) -> SimTime {
         match self {
             Item::Arrow { t, .. } | Item::Note { t, .. } => *t,
-            Item::Routine { from, .. } | Item::Repeat { from, .. } => *from,
+            Item::Routine(msgs) => msgs.first().map_or(SimTime::ZERO, |m| m.t),
+            Item::Loop { from, .. } | Item::Repeat { from, .. } => *from,
         }
     }
 
-    fn last_t(&self) -> SimTime {
+    pub fn last_t(&self) -> SimTime {
         match self {
             Item::Arrow { t, .. } | Item::Note { t, .. } => *t,
-            Item::Routine { to, .. } | Item::Repeat { to, .. } => *to,
+            Item::Routine(msgs) => msgs.last().map_or(SimTime::ZERO, |m| m.t),
+            Item::Loop { to, .. } | Item::Repeat { to, .. } => *to,
         }
     }
 
     /// What makes two items "the same step": everything but times, durations and counts.
-    fn key(&self) -> String {
+    pub fn key(&self) -> String {
         match self {
             Item::Arrow { from, to, style, label, .. } => format!("A{from}{style}{to}:{}", timeless(label)),
             Item::Note { over, label, .. } => format!("N{over}:{}", timeless(label)),
-            Item::Routine { msgs, .. } => {
-                msgs.keys().fold("R".to_string(), |k, (f, t, l, s)| format!("{k}|{f}{s}{t}:{}", timeless(l)))
+            Item::Loop { counts, .. } => {
+                counts.keys().fold("R".to_string(), |k, (f, t, l, s)| format!("{k}|{f}{s}{t}:{}", timeless(l)))
             }
-            // A repetition is never part of a longer one: it already summarises.
-            Item::Repeat { from, .. } => format!("P{}", from.millis()),
+            // Expanded before repetitions are looked for; a repetition already summarises.
+            Item::Routine(_) | Item::Repeat { .. } => format!("P{}", self.first_t().millis()),
         }
     }
 
     fn write(&self, out: &mut String, depth: usize) {
         let pad = "    ".repeat(depth);
         match self {
-            Item::Arrow { from, to, style, t, label } => {
+            Item::Arrow { from, to, style, t, label, .. } => {
                 let _ = writeln!(out, "{pad}{}{style}{}: {t} {}", id(from), id(to), text(label));
             }
             Item::Note { over, t, label } => {
                 let _ = writeln!(out, "{pad}Note over {}: {t} {}", id(over), text(label));
             }
-            Item::Routine { from, to, msgs } => {
+            Item::Loop { from, to, counts } => {
                 let _ = writeln!(out, "{pad}loop routine traffic {from} to {to}");
-                for ((f, t, label, style), n) in msgs {
+                for ((f, t, label, style), n) in counts {
                     let times = if *n > 1 { format!(" ×{n}") } else { String::new() };
                     let _ = writeln!(out, "{pad}    {}{style}{}: {}{times}", id(f), id(t), text(label));
                 }
@@ -108,47 +130,24 @@ impl Item {
                 }
                 let _ = writeln!(out, "{pad}end");
             }
+            Item::Routine(_) => unreachable!("routine traffic is expanded before it is written"),
         }
     }
-}
-
-/// The label with every time or duration (`25.001s`, `1m30s`, `250ms`) and count (`×3`) blanked.
-fn timeless(label: &str) -> String {
-    let b = label.as_bytes();
-    let (mut out, mut i) = (String::with_capacity(label.len()), 0);
-    while i < b.len() {
-        let starts_number = b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
-        if starts_number || label[i..].starts_with('×') {
-            let mut j = if b[i].is_ascii_digit() { i } else { i + '×'.len_utf8() };
-            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.' || matches!(b[j], b'h' | b'm' | b's')) {
-                j += 1;
-            }
-            let unit = label[i..j].ends_with(['h', 'm', 's']);
-            if unit || label[i..].starts_with('×') {
-                out.push('#');
-                i = j;
-                continue;
-            }
-        }
-        let c = label[i..].chars().next().expect("in bounds");
-        out.push(c);
-        i += c.len_utf8();
-    }
-    out
 }
 
 #[derive(Default)]
 pub struct Diagram {
     participants: Vec<String>,
     items: Vec<Item>,
+    keys: Keys,
     /// Routine messages since the last interesting item.
-    folded: BTreeMap<(String, String, String, &'static str), u32>,
-    fold_from: Option<SimTime>,
-    fold_to: SimTime,
+    pending: Vec<Msg>,
+    /// Faults and checks: what a diagram too long for Mermaid is drawn around.
+    key_instants: Vec<SimTime>,
 }
 
 impl Diagram {
-    /// Items drawn so far (a pending fold not yet counted).
+    /// Items drawn so far (pending routine traffic not yet counted).
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -160,10 +159,19 @@ impl Diagram {
     }
 
     pub fn arrow(&mut self, from: &str, to: &str, style: &'static str, t: SimTime, label: &str) {
+        self.push_arrow(from, to, style, t, label, false);
+    }
+
+    /// A message drawn as it is sent: [`Diagram::lost`] can still turn it into a lost one.
+    pub fn sent(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
+        self.push_arrow(from, to, "->>", t, label, true);
+    }
+
+    fn push_arrow(&mut self, from: &str, to: &str, style: &'static str, t: SimTime, label: &str, in_flight: bool) {
         self.flush();
         self.touch(from);
         self.touch(to);
-        self.items.push(Item::Arrow { from: from.into(), to: to.into(), style, t, label: label.into() });
+        self.items.push(Item::Arrow { from: from.into(), to: to.into(), style, t, label: label.into(), in_flight });
     }
 
     pub fn note(&mut self, over: &str, t: SimTime, label: &str) {
@@ -172,42 +180,168 @@ impl Diagram {
         self.items.push(Item::Note { over: over.into(), t, label: label.into() });
     }
 
+    /// A fault or a check: a moment the diagram must show even when it cannot show everything.
+    pub fn key_instant(&mut self, t: SimTime) {
+        self.key_instants.push(t);
+    }
+
     pub fn routine(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
-        self.fold(from, to, t, label, "->>");
+        self.fold(from, to, t, label, "->>", false);
+    }
+
+    /// Routine traffic drawn as it is sent (see [`Diagram::sent`]).
+    pub fn routine_sent(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
+        self.fold(from, to, t, label, "->>", true);
     }
 
     /// A routine message that did not arrive (lost, dropped, refused): folded like the traffic
     /// it belongs to, but drawn as lost.
     pub fn routine_lost(&mut self, from: &str, to: &str, t: SimTime, label: &str) {
-        self.fold(from, to, t, label, "-x");
+        self.fold(from, to, t, label, "-x", false);
     }
 
-    fn fold(&mut self, from: &str, to: &str, t: SimTime, label: &str, style: &'static str) {
+    fn fold(&mut self, from: &str, to: &str, t: SimTime, label: &str, style: &'static str, in_flight: bool) {
         self.touch(from);
         self.touch(to);
-        self.fold_from.get_or_insert(t);
-        self.fold_to = t;
-        *self.folded.entry((from.to_string(), to.to_string(), label.to_string(), style)).or_default() += 1;
+        let key = self.keys.id((from.to_string(), to.to_string(), label.to_string(), style));
+        self.pending.push(Msg { t, key, cited: false, in_flight });
     }
 
-    /// Closes the pending routine fold. A lone message is drawn as itself: a loop around one
-    /// arrow says nothing the arrow does not.
-    fn flush(&mut self) {
-        let Some(from) = self.fold_from.take() else { return };
-        let msgs = std::mem::take(&mut self.folded);
-        match msgs.iter().next() {
-            Some(((f, to, label, style), 1)) if msgs.len() == 1 => {
-                let (from_actor, to, label, style) = (f.clone(), to.clone(), label.clone(), *style);
-                self.items.push(Item::Arrow { from: from_actor, to, style, t: from, label });
+    /// The network lost or dropped a `kind` message (`REGISTER_BROKER`) from `from` to `to`: if
+    /// it was drawn as it was sent, that arrow becomes the lost one, labelled with `why`;
+    /// otherwise the loss is drawn as a routine lost message.
+    pub fn lost(&mut self, from: &str, to: &str, kind: &str, t: SimTime, why: &str) {
+        // A lost SYN holds back whatever was waiting for the connection, whatever its kind.
+        let sent = |(f, d, label, style): &MsgKey| {
+            f == from && d == to && *style == "->>" && (kind == "SYN" || label.starts_with(kind))
+        };
+        let recent = |at: SimTime| at <= t && t.since(at) <= IN_FLIGHT;
+        let keys = &mut self.keys;
+        let convert = |m: &mut Msg, keys: &mut Keys| {
+            let (f, d, label, _) = keys.get(m.key).clone();
+            m.key = keys.id((f, d, format!("{label}: {why}"), "-x"));
+            m.in_flight = false;
+        };
+        if let Some(m) = self.pending.iter_mut().rev().find(|m| m.in_flight && recent(m.t) && sent(keys.get(m.key))) {
+            return convert(m, keys);
+        }
+        for item in self.items.iter_mut().rev().take_while(|i| recent(i.last_t()) || i.last_t() > t) {
+            match item {
+                Item::Arrow { from: f, to: d, style, label, in_flight: flight @ true, t: at }
+                    if recent(*at) && sent(&(f.clone(), d.clone(), label.clone(), style)) =>
+                {
+                    *style = "-x";
+                    *label = format!("{label}: {why}");
+                    *flight = false;
+                    return;
+                }
+                Item::Routine(msgs) => {
+                    if let Some(m) = msgs.iter_mut().rev().find(|m| m.in_flight && recent(m.t) && sent(keys.get(m.key)))
+                    {
+                        return convert(m, keys);
+                    }
+                }
+                _ => {}
             }
-            _ => self.items.push(Item::Routine { from, to: self.fold_to, msgs }),
+        }
+        self.routine_lost(from, to, t, &format!("{kind} {why}"));
+    }
+
+    /// A later line counts from the last message `from` (a process) delivered to `to` whose label
+    /// holds `label`, at or before `by`: that message keeps its own arrow.
+    pub fn cite(&mut self, from: &str, to: &str, label: &str, by: SimTime) {
+        let keys = &self.keys;
+        let wanted = |m: &Msg| {
+            let (f, d, l, style) = keys.get(m.key);
+            m.t <= by && process(f) == from && d == to && *style == "->>" && l.contains(label)
+        };
+        if let Some(m) = self.pending.iter_mut().rev().find(|m| wanted(m)) {
+            m.cited = true;
+            return;
+        }
+        for item in self.items.iter_mut().rev() {
+            match item {
+                Item::Arrow { from: f, to: d, style: "->>", t, label: l, .. }
+                    if *t <= by && process(f) == from && d == to && l.contains(label) =>
+                {
+                    return;
+                }
+                Item::Routine(msgs) => {
+                    if let Some(m) = msgs.iter_mut().rev().find(|m| wanted(m)) {
+                        m.cited = true;
+                        return;
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
-    /// Writes the diagram; `rank` orders the participants.
-    pub fn finish(mut self, rank: impl Fn(&str) -> (usize, bool)) -> String {
+    /// A fault on `targets` is about to be drawn: the last message of each kind that crossed it
+    /// since the last interesting item keeps its own arrow. One target (a killed process): what
+    /// it last sent to others. Several (the sides of a partition, a link): what each last sent
+    /// to another.
+    pub fn fault(&mut self, targets: &[String], t: SimTime) {
+        self.key_instant(t);
+        let crosses = |(f, d, _, style): &MsgKey| {
+            let (f, d) = (process(f), process(d));
+            *style == "->>"
+                && f != d
+                && targets.iter().any(|x| x == f)
+                && (targets.len() == 1 || targets.iter().any(|x| x == d))
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for m in self.pending.iter_mut().rev() {
+            if crosses(self.keys.get(m.key)) && seen.insert(m.key) {
+                m.cited = true;
+            }
+        }
+    }
+
+    /// Closes the pending routine traffic.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            self.items.push(Item::Routine(std::mem::take(&mut self.pending)));
+        }
+    }
+
+    /// Every instant the diagram must show (faults and checks), in order.
+    pub fn key_instants(&self) -> &[SimTime] {
+        &self.key_instants
+    }
+
+    /// Writes the diagram; `rank` orders the participants. With `spans`, only what falls inside
+    /// them is drawn, and each gap between them is said.
+    pub fn render(&mut self, rank: impl Fn(&str) -> (usize, bool), spans: Option<&[(SimTime, SimTime)]>) -> String {
         self.flush();
-        let items = fold_repeats(std::mem::take(&mut self.items));
+        let inside = |t: SimTime| spans.is_none_or(|s| s.iter().any(|&(a, b)| a <= t && t <= b));
+        let mut expanded = Vec::new();
+        let mut last_span: Option<usize> = None;
+        for item in &self.items {
+            // A gap between two spans is said where the next span starts.
+            if let Some(spans) = spans {
+                let span = spans.iter().position(|&(a, b)| a <= item.last_t() && item.first_t() <= b);
+                if let (Some(s), Some(prev)) = (span, last_span) {
+                    if s != prev {
+                        let (gap_from, gap_to) = (spans[prev].1, spans[s].0);
+                        let what = format!("{gap_from} to {gap_to} not drawn (--diagram-window FROM..TO draws it)");
+                        expanded.push(Item::Note { over: ALL.into(), t: gap_to, label: what });
+                    }
+                }
+                if span.is_some() {
+                    last_span = span;
+                }
+            }
+            match item {
+                Item::Routine(msgs) => {
+                    let kept: Vec<Msg> = msgs.iter().filter(|m| inside(m.t)).copied().collect();
+                    expand(&kept, &self.keys, &mut expanded);
+                }
+                other if inside(other.first_t()) => expanded.push(other.clone()),
+                _ => {}
+            }
+        }
+        let items = fold_repeats(expanded);
         let mut participants: Vec<&String> = self.participants.iter().filter(|p| *p != ALL).collect();
         let first_seen = |p: &String| self.participants.iter().position(|x| x == p);
         participants.sort_by_key(|p| (rank(p), first_seen(p)));
@@ -225,120 +359,5 @@ impl Diagram {
             item.write(&mut body, 1);
         }
         out + &body.replace(&id(ALL), &span)
-    }
-}
-
-/// The longest block of steps considered when looking for repetitions.
-const MAX_PERIOD: usize = 24;
-/// Fewer repetitions than this are drawn out in full: two are easy to read, three are a pattern.
-const MIN_REPEATS: usize = 3;
-
-/// Replaces each run of at least [`MIN_REPEATS`] identical blocks with one `Repeat`, greedily
-/// from the start, preferring the run that covers the most items (then the shortest block).
-fn fold_repeats(items: Vec<Item>) -> Vec<Item> {
-    let keys: Vec<String> = items.iter().map(Item::key).collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < items.len() {
-        let mut best: Option<(usize, usize)> = None;
-        for p in 1..=MAX_PERIOD {
-            if i + MIN_REPEATS * p > items.len() {
-                break;
-            }
-            let mut r = 1;
-            while i + (r + 1) * p <= items.len() && keys[i + r * p..i + (r + 1) * p] == keys[i..i + p] {
-                r += 1;
-            }
-            if r >= MIN_REPEATS && best.is_none_or(|(bp, br)| r * p > bp * br) {
-                best = Some((p, r));
-            }
-        }
-        match best {
-            Some((p, r)) => {
-                let (from, to) = (items[i].first_t(), items[i + p * r - 1].last_t());
-                out.push(Item::Repeat { from, to, times: r, items: items[i..i + p].to_vec() });
-                i += p * r;
-            }
-            None => {
-                out.push(items[i].clone());
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(ms: u64) -> SimTime {
-        SimTime(ms)
-    }
-
-    #[test]
-    fn times_durations_and_counts_do_not_make_steps_different_but_names_do() {
-        assert_eq!(timeless("orders-1 silent 20.001s > 15s"), timeless("orders-1 silent 1m5.3s > 15s"));
-        assert_eq!(timeless("beat ×3"), "beat #");
-        assert_ne!(timeless("orders-1 silent 20s"), timeless("orders-2 silent 20s"));
-        assert_eq!(timeless("3 instances (2 healthy)"), "3 instances (2 healthy)");
-    }
-
-    #[test]
-    fn three_repetitions_of_a_block_fold_into_one_loop_showing_the_first() {
-        let mut d = Diagram::default();
-        for k in 0..4 {
-            d.note("nacos1/health", at(5_000 * k + 1), &format!("unhealthy after {}ms", k));
-            d.arrow("app", "nacos1", "->>", at(5_000 * k + 2), "beat: healthy again");
-        }
-        d.note("app", at(30_000), "end");
-        let out = d.finish(|_| (0, false));
-        assert!(out.contains("loop the same steps ×4 from 0.001s to 15.002s (the first shown)"), "{out}");
-        assert_eq!(out.matches("healthy again").count(), 1, "{out}");
-        assert!(out.contains("Note over app: 30.000s end"), "{out}");
-    }
-
-    #[test]
-    fn a_lost_message_is_drawn_lost_in_a_fold_and_alone() {
-        let mut d = Diagram::default();
-        d.routine("a0", "ns2", at(1), "REGISTER_BROKER (periodic)");
-        d.routine_lost("a0", "ns2", at(2), "REGISTER_BROKER dropped, link cut");
-        d.routine_lost("a0", "ns2", at(3), "REGISTER_BROKER dropped, link cut");
-        d.note("a0", at(4), "end of the fold");
-        d.routine_lost("b0", "ns2", at(5), "SYN lost, TCP retransmits");
-        let out = d.finish(|_| (0, false));
-        assert!(out.contains("a0->>ns2: REGISTER_BROKER (periodic)\n"), "{out}");
-        assert!(out.contains("a0-xns2: REGISTER_BROKER dropped, link cut ×2"), "{out}");
-        assert!(out.contains("b0-xns2: 0.005s SYN lost"), "a lone lost message is an arrow, drawn lost: {out}");
-        assert!(!out.contains("->>ns2: REGISTER_BROKER dropped"), "{out}");
-    }
-
-    #[test]
-    fn two_repetitions_stay_drawn_out() {
-        let mut d = Diagram::default();
-        for k in 0..2 {
-            d.note("a", at(k), "same");
-        }
-        let out = d.finish(|_| (0, false));
-        assert_eq!(out.matches("same").count(), 2, "{out}");
-        assert!(!out.contains("loop"), "{out}");
-    }
-
-    #[test]
-    fn routine_messages_between_interesting_ones_fold_with_their_counts() {
-        let mut d = Diagram::default();
-        for k in 0..5 {
-            d.routine("a0", "ns1", at(k * 30_000), "REGISTER_BROKER (periodic)");
-        }
-        d.note("ns1", at(200_000), "expired");
-        let out = d.finish(|_| (0, false));
-        assert!(out.contains(
-            "loop routine traffic 0.000s to 120.000s\n        a0->>ns1: REGISTER_BROKER (periodic) ×5\n    end"
-        ));
-    }
-
-    #[test]
-    fn a_literal_hash_is_written_as_an_entity_code() {
-        assert_eq!(text("ch#1; a -> b"), "ch#35;1, a → b");
     }
 }

@@ -11,8 +11,11 @@
 //! with its steps, 20404 and the re-registration, pushes and what subscribers now see.
 
 mod diagram;
+mod fold;
 mod nacos;
 mod rocketmq;
+#[cfg(test)]
+mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::notes::{CheckNote, DropReason, FaultNote, FinNote, NetNote, RunNote, What};
@@ -20,27 +23,37 @@ use crate::sim::scenario::Scenario;
 use crate::sim::trace::{TraceEvent, Watcher};
 use crate::view::cast::Cast;
 use crate::view::{TooLong, Window};
-use diagram::{Diagram, ALL};
+use diagram::{process, Diagram, ALL};
 
-/// The process an actor belongs to (`ns1/scanner` → `ns1`).
-fn process(actor: &str) -> &str {
-    actor.split('/').next().unwrap_or(actor)
-}
-
-/// The most arrows, notes and folded loops one diagram holds. Mermaid refuses a diagram of more
-/// than 50,000 characters unless its `maxTextSize` is raised, a few hundred items; this limit
-/// only bounds memory and the file for a run that goes on for days, and names `--window`.
+/// The most arrows, notes and stretches of routine traffic one diagram holds. Mermaid refuses a
+/// diagram of more than 50,000 characters unless its `maxTextSize` is raised, a few hundred
+/// items; this limit only bounds memory and the file for a run that goes on for days, and names
+/// `--window`.
 pub const MAX_ITEMS: usize = 20_000;
 
 /// Mermaid's default `maxTextSize`: a longer diagram is refused by a renderer left as it is.
 pub const MERMAID_MAX_TEXT: usize = 50_000;
 
-/// The diagram of one run of `scenario`. `events` must be its kept trace, in order.
+/// How much of a run a diagram too long for Mermaid draws around each fault and check: back to
+/// the last registration before it (RocketMQ registers every 30 s, Nacos beats every 5 s), and
+/// on to what it set off in the moments after.
+const LEAD: SimDuration = SimDuration(60_000);
+const TAIL: SimDuration = SimDuration(10_000);
+
+/// The diagram of one run of `scenario`, all of it. `events` must be its kept trace, in order.
 pub fn sequence_diagram(scenario: &Scenario, events: &[TraceEvent]) -> String {
     let mut view = DiagramView::new(scenario, Window::whole());
     view.limit = usize::MAX;
     events.iter().for_each(|e| view.event(e));
-    view.finish().expect("no limit on a diagram of kept events")
+    view.finish().expect("no limit on a diagram of kept events").text
+}
+
+/// A drawn diagram.
+pub struct Drawn {
+    pub text: String,
+    /// When the whole run was too long for Mermaid and no window was asked for: the parts of
+    /// the run drawn, around its faults and checks.
+    pub around: Option<Vec<(SimTime, SimTime)>>,
 }
 
 /// A diagram drawn as the run goes: it holds its items (routine traffic already folded), never
@@ -58,12 +71,35 @@ impl DiagramView {
         DiagramView { cast: Cast::of(scenario), d: Diagram::default(), window, limit: MAX_ITEMS, overflow: None }
     }
 
-    pub fn finish(self) -> Result<String, TooLong> {
+    /// The diagram; a whole run too long for Mermaid is drawn around its faults and checks
+    /// instead, first as one stretch from before the first to after the last, then as a
+    /// stretch around each.
+    pub fn finish(mut self) -> Result<Drawn, TooLong> {
         if let Some(at) = self.overflow {
             return Err(TooLong { what: "diagram", limit: self.limit, items: "arrows, notes and loops", at });
         }
-        let order = &self.cast.order;
-        Ok(self.d.finish(|p| (order.iter().position(|o| o == process(p)).unwrap_or(order.len()), p.contains('/'))))
+        let order = std::mem::take(&mut self.cast.order);
+        let rank = |p: &str| (order.iter().position(|o| o == process(p)).unwrap_or(order.len()), p.contains('/'));
+        let text = self.d.render(rank, None);
+        let keys = self.d.key_instants().to_vec();
+        if text.len() <= MERMAID_MAX_TEXT || !self.window.is_whole() || keys.is_empty() {
+            return Ok(Drawn { text, around: None });
+        }
+        let around = |from: SimTime, to: SimTime| (SimTime(from.millis().saturating_sub(LEAD.millis())), to + TAIL);
+        let mut spans = vec![around(keys[0], keys[keys.len() - 1])];
+        let mut text = self.d.render(rank, Some(&spans));
+        if text.len() > MERMAID_MAX_TEXT {
+            spans = Vec::new();
+            for &k in &keys {
+                let (from, to) = around(k, k);
+                match spans.last_mut() {
+                    Some((_, end)) if from <= *end => *end = to,
+                    _ => spans.push((from, to)),
+                }
+            }
+            text = self.d.render(rank, Some(&spans));
+        }
+        Ok(Drawn { text, around: Some(spans) })
     }
 }
 
@@ -92,10 +128,13 @@ fn secs(d: SimDuration) -> String {
 fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
     let (a, t) = (&*e.actor, e.t);
     match &e.what {
-        What::Fault(FaultNote::Applied { action, targets, .. }) => match targets.as_slice() {
-            [one] => d.note(one, t, &format!("FAULT: {action}")),
-            _ => d.note(ALL, t, &format!("FAULT: {action}")),
-        },
+        What::Fault(FaultNote::Applied { action, targets, .. }) => {
+            d.fault(targets, t);
+            match targets.as_slice() {
+                [one] => d.note(one, t, &format!("FAULT: {action}")),
+                _ => d.note(ALL, t, &format!("FAULT: {action}")),
+            }
+        }
         What::Run(RunNote::ProcessStarted { node }) if t > SimTime::ZERO => {
             d.note(node, t, "process starts (empty state)")
         }
@@ -115,11 +154,9 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
                 DropReason::NoHost => "dropped, host down",
                 DropReason::NoListener => "dropped, nothing listens",
             };
-            d.routine_lost(from, to, t, &format!("{msg} {why}"));
+            d.lost(from, to, msg, t, why);
         }
-        What::Net(NetNote::Lost { from, to, msg, attempt: 0, .. }) => {
-            d.routine_lost(from, to, t, &format!("{msg} lost, TCP retransmits"))
-        }
+        What::Net(NetNote::Lost { from, to, msg, attempt: 0, .. }) => d.lost(from, to, msg, t, "lost, TCP retransmits"),
         What::Net(NetNote::Retransmitted { from, to, waited, .. }) => {
             d.arrow(from, to, "->>", t, &format!("retransmission gets through after {}", secs(*waited)))
         }
@@ -141,8 +178,19 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
         What::Net(NetNote::Unparked { node, entries }) => {
             d.note(node, t, &format!("resumes, {entries} queued inputs run"))
         }
-        What::Rmq(n) => rocketmq::draw(d, a, t, n),
+        What::Rmq(n) => rocketmq::draw(d, cast, a, t, n),
         What::Nacos(n) => nacos::draw(d, cast, a, t, n),
+        What::Check(_) => {
+            d.key_instant(t);
+            draw_check(d, e);
+        }
+        _ => {}
+    }
+}
+
+fn draw_check(d: &mut Diagram, e: &TraceEvent) {
+    let t = e.t;
+    match &e.what {
         What::Check(CheckNote::Held { name, converged }) => {
             let c = converged.map(|c| format!(" (converged after {})", secs(c))).unwrap_or_default();
             d.note(ALL, t, &format!("PASS {name}{c}"));

@@ -9,7 +9,7 @@ use super::diagram::Diagram;
 use super::secs;
 use crate::nacos::naming::RegisterSource;
 use crate::nacos::notes::{NacosNote, RegisterReason, ViewSource};
-use crate::nacos::types::{CODE_OK, CODE_RESOURCE_NOT_FOUND};
+use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::view::cast::{client_text, service_text, Cast};
 
@@ -110,11 +110,13 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         // ---- the health checker ----
         Unhealthy { service, client, silent, timeout: limit, .. } => {
             let who = cast.instance(service, client);
+            cite_last_beat(d, cast, service, client, &server(), t);
             let why = format!("no beat for {} > {}", secs(*silent), timeout(*limit));
             d.arrow(a, &server(), "->>", t, &format!("UnhealthyInstanceChecker: {who} {why}: healthy=false"));
         }
         Expired { service, client, silent, timeout: limit } => {
             let who = cast.instance(service, client);
+            cite_last_beat(d, cast, service, client, &server(), t);
             let why = format!("no beat for {} > {}", secs(*silent), timeout(*limit));
             d.arrow(a, &server(), "->>", t, &format!("ExpiredInstanceChecker: {who} {why}: deleted"));
         }
@@ -169,4 +171,11 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             d.note(a, t, &format!("poll of {} failed ({failure})", service_text(service)))
         }
     }
+}
+
+/// The checker counts from the instance's last beat: that beat keeps its own arrow, out of the
+/// folds, so the diagram shows what "no beat for 15.001s" counts from.
+fn cite_last_beat(d: &mut Diagram, cast: &Cast, service: &ServiceKey, client: &ClientKey, server: &str, t: SimTime) {
+    let who = cast.instance(service, client);
+    d.cite(&cast.app(service, client), server, &format!(" {who}: 10200"), t);
 }

@@ -5,16 +5,17 @@ use super::diagram::Diagram;
 use super::{process, secs};
 use crate::rocketmq::notes::{RegisterReason, RmqNote, UnregisterSource};
 use crate::sim::clock::SimTime;
+use crate::view::cast::Cast;
 
-pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
+pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNote) {
     let owner = process(a);
     match n {
         RmqNote::RegisterSent { reason, namesrvs, .. } => {
             for ns in namesrvs {
                 if *reason == RegisterReason::Periodic {
-                    d.routine(a, ns, t, "REGISTER_BROKER (periodic)");
+                    d.routine_sent(a, ns, t, "REGISTER_BROKER (periodic)");
                 } else {
-                    d.arrow(a, ns, "->>", t, &format!("REGISTER_BROKER ({})", reason_text(*reason)));
+                    d.sent(a, ns, t, &format!("REGISTER_BROKER ({})", reason_text(*reason)));
                 }
             }
         }
@@ -29,9 +30,14 @@ pub(super) fn draw(d: &mut Diagram, a: &str, t: SimTime, n: &RmqNote) {
             d.note(a, t, &format!("heartbeat from {broker} ignored: cannot resurrect"))
         }
         RmqNote::RegisterRefused { broker, reason } => d.note(a, t, &format!("{broker} refused: {reason}")),
-        RmqNote::UnregisterSent { namesrv } => d.arrow(a, namesrv, "->>", t, "UNREGISTER_BROKER"),
+        RmqNote::UnregisterSent { namesrv } => d.sent(a, namesrv, t, "UNREGISTER_BROKER"),
         RmqNote::ScanTick { expired: 0, .. } => d.routine(a, a, t, "scanNotActiveBroker: nothing expired"),
-        RmqNote::Expired { addr, silent, timeout, .. } => {
+        RmqNote::Expired { addr, silent, timeout, last_update, .. } => {
+            // The expiry counts from the last registration this name server took: its arrow
+            // stays out of the folds, so the diagram shows what the line counts from.
+            if let Some(broker) = cast.broker(addr) {
+                d.cite(broker, owner, "REGISTER_BROKER", *last_update);
+            }
             d.note(a, t, &format!("scanNotActiveBroker: {addr} silent {} > {}", secs(*silent), secs(*timeout)));
             d.arrow(a, &format!("{owner}/batcher"), "->>", t, &format!("submit unregister {addr}"));
         }
