@@ -1,13 +1,14 @@
 // Renders routesim outputs in headless Chromium and prints one JSON line with what it saw.
 //
 //   node check.mjs mermaid <diagram.mmd> <screenshot.png>
+//   node check.mjs mermaids <dir of .mmd> <dir for screenshots>   (one browser for them all)
 //   node check.mjs report  <report.html> <screenshot.png>
 //   node check.mjs sweep   <sweep.html> <screenshot.png>
 //
 // Mermaid is loaded from node_modules on disk, never from a CDN; Chromium is Debian's
 // (/usr/bin/chromium), started with the flags this closed network needs.
 import { chromium } from 'playwright-core';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 
@@ -25,21 +26,37 @@ page.on('pageerror', e => errors.push(`page: ${e.message}`));
 page.on('requestfailed', r => errors.push(`request failed: ${r.url()}`));
 
 let result;
-if (mode === 'mermaid') {
-  await page.goto(pathToFileURL(join(here, 'mermaid.html')).href);
-  await page.waitForFunction(() => window.mermaid !== undefined, null, { timeout: 10000 });
-  const text = readFileSync(resolve(input), 'utf8');
-  result = await page.evaluate(async (text) => {
+async function renderMermaid(text) {
+  return await page.evaluate(async (text) => {
     try {
       window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
       const { svg } = await window.mermaid.render('diagram', text);
       document.getElementById('out').innerHTML = svg;
       const el = document.querySelector('#out svg');
-      return { svg: !!el, messages: el ? el.querySelectorAll('.messageText').length : 0, error: null };
+      // Mermaid draws a refusal ("Maximum text size in diagram exceeded") as a diagram of its own.
+      const refused = el ? /Maximum text size|Syntax error/i.test(el.textContent) : false;
+      return { svg: !!el && !refused, messages: el ? el.querySelectorAll('.messageText').length : 0,
+               error: refused ? el.textContent.slice(0, 200) : null };
     } catch (e) {
       return { svg: false, messages: 0, error: String(e && e.message || e) };
     }
   }, text);
+}
+
+if (mode === 'mermaid' || mode === 'mermaids') {
+  await page.goto(pathToFileURL(join(here, 'mermaid.html')).href);
+  await page.waitForFunction(() => window.mermaid !== undefined, null, { timeout: 10000 });
+  if (mode === 'mermaid') {
+    result = await renderMermaid(readFileSync(resolve(input), 'utf8'));
+  } else {
+    result = { diagrams: {} };
+    for (const name of readdirSync(resolve(input)).filter(n => n.endsWith('.mmd')).sort()) {
+      const r = await renderMermaid(readFileSync(join(resolve(input), name), 'utf8'));
+      r.errors = errors.splice(0);
+      result.diagrams[name] = r;
+      await page.screenshot({ path: join(resolve(screenshot), name.replace(/\.mmd$/, '.png')), fullPage: true });
+    }
+  }
 } else if (mode === 'report') {
   await page.goto(pathToFileURL(resolve(input)).href);
   result = await page.evaluate(() => ({
@@ -79,6 +96,6 @@ if (mode === 'mermaid') {
   console.error(`unknown mode ${mode}`);
   process.exit(2);
 }
-if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+if (screenshot && mode !== 'mermaids') await page.screenshot({ path: screenshot, fullPage: true });
 await browser.close();
 console.log(JSON.stringify({ ...result, errors }));
