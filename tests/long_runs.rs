@@ -63,6 +63,17 @@ fn a_window_limits_the_diagram_to_its_part_of_the_run() {
     // last ones before 2 h.
     assert!(part.contains("loop routine traffic 3600.005s to 7195.005s"), "only 1h..2h is drawn:\n{part}");
     assert!(!part.contains(" 0.000s"), "nothing from before the window:\n{part}");
+    // --diagram-window chooses the diagram's part alone, and wins over --window there.
+    let html = dir.path().join("r.html");
+    let args = ["run", "-q", s, "--diagram", d, "--report", html.to_str().unwrap(), "--window", "1h..2h"];
+    let o = routesim(&[&args[..], &["--diagram-window", "30m..40m"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let part = std::fs::read_to_string(&mmd).unwrap();
+    assert!(part.contains("loop routine traffic 1800.005s to 2395.005s"), "only 30m..40m is drawn:\n{part}");
+    assert!(std::fs::read_to_string(&html).unwrap().contains("data-t=\"3600005\""), "the report keeps 1h..2h");
+    let o = routesim(&["run", "-q", s, "--diagram-window", "30m..40m"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--diagram-window chooses what --diagram draws"), "{}", text(&o).1);
 }
 
 #[test]
