@@ -4,6 +4,12 @@
 //! claims, opens `by`/`during` windows and closes them when they end. `after_event(t)` re-checks
 //! open windows whose subject changed (by revision, so an event elsewhere costs a comparison).
 //!
+//! Every frame reads the state *after* all the events of its boundary instants: an `at = T`
+//! claim, the opening of `after = T` and of `from = T`, the end of `until = T` and of a
+//! deadline. So a window opens only once its first instant is over, and the events of that
+//! instant cannot meet an `after` or break a `from` half-way through it. "Just before the
+//! events of T" is `T - 1ms`: virtual time moves in whole milliseconds.
+//!
 //! `before_instant` learns of an instant's end only when the next one begins, which may be much
 //! later; each verdict it reaches is therefore paired with the instant it is *about* (the `at`,
 //! the deadline, the window's edge), and the timeline prints it there, not at the next event.
@@ -50,7 +56,7 @@ impl Checker {
                     notes.push((t, item.decide(world, verdict)));
                 }
                 When::By { from, deadline } => {
-                    if !item.open && from <= now {
+                    if !item.open && from < now {
                         item.open = true;
                         if item.exp.subject.holds(world) {
                             let held = Verdict::Held { converged: Some(SimDuration::ZERO) };
@@ -64,7 +70,7 @@ impl Checker {
                     }
                 }
                 When::During { from, until } => {
-                    if !item.open && from <= now {
+                    if !item.open && from < now {
                         item.open = true;
                         if let Err(mismatch) = item.exp.subject.check(world) {
                             notes.push((from, item.decide(world, Verdict::Failed { at: from, mismatch })));

@@ -58,7 +58,9 @@ fn by_reports_the_first_moment_it_holds_as_the_convergence_time() {
     let (world, table) = world();
     let mut c = Checker::new(vec![listed("x", When::By { from: SimTime(1000), deadline: SimTime(5000) })]);
     c.before_instant(SimTime(1000), &world);
+    c.before_instant(SimTime(1200), &world);
     c.after_event(SimTime(1200), &world);
+    c.before_instant(SimTime(1700), &world);
     join(&table, 1700);
     c.after_event(SimTime(1700), &world);
     assert_eq!(verdict(&c), Verdict::Held { converged: Some(SimDuration(700)) });
@@ -91,7 +93,9 @@ fn during_fails_at_the_first_event_that_breaks_it() {
     join(&table, 0);
     let mut c = Checker::new(vec![listed("x", When::During { from: SimTime(1000), until: SimTime(9000) })]);
     c.before_instant(SimTime(1000), &world);
+    c.before_instant(SimTime(2000), &world);
     c.after_event(SimTime(2000), &world);
+    c.before_instant(SimTime(3000), &world);
     leave(&table);
     c.after_event(SimTime(3000), &world);
     assert!(matches!(verdict(&c), Verdict::Failed { at: SimTime(3000), .. }));
@@ -101,12 +105,13 @@ fn during_fails_at_the_first_event_that_breaks_it() {
 fn during_checks_the_state_as_its_window_opens_and_holds_when_it_closes() {
     let (world, table) = world();
     let mut c = Checker::new(vec![listed("open", When::During { from: SimTime(10), until: SimTime(20) })]);
-    c.before_instant(SimTime(10), &world);
+    assert!(c.before_instant(SimTime(10), &world).is_empty(), "instant 10 is not over yet");
+    assert_eq!(c.before_instant(SimTime(11), &world).len(), 1, "decided once it is");
     assert!(matches!(verdict(&c), Verdict::Failed { at: SimTime(10), .. }), "nothing was listed at 10");
 
     join(&table, 0);
     let mut c = Checker::new(vec![listed("close", When::During { from: SimTime(10), until: SimTime(20) })]);
-    c.before_instant(SimTime(10), &world);
+    c.before_instant(SimTime(11), &world);
     c.before_instant(SimTime(21), &world);
     assert_eq!(verdict(&c), Verdict::Held { converged: None });
 }
@@ -138,4 +143,40 @@ fn verdicts_reached_at_the_next_instant_speak_of_the_instant_they_checked() {
     assert_eq!(times, [SimTime(100), SimTime(2000)], "`at 100` checked; the window failed as it opened at 2000");
     let late = c.before_instant(SimTime(5001), &world);
     assert_eq!(late.iter().map(|(t, _)| *t).collect::<Vec<_>>(), [SimTime(4000)], "the deadline, not 5001");
+}
+
+/// Every frame reads the state after all the events of its boundary instant: a broker that
+/// leaves in the instant an `after`/`from` window opens was not there when it opened, and one
+/// that leaves and comes back within that instant never left, for any frame.
+#[test]
+fn windows_open_on_the_state_after_the_events_of_their_first_instant() {
+    let (world, table) = world();
+    join(&table, 0);
+    let mut c = Checker::new(vec![
+        listed("by", When::By { from: SimTime(1000), deadline: SimTime(5000) }),
+        listed("during", When::During { from: SimTime(1000), until: SimTime(5000) }),
+    ]);
+    // Listed before instant 1000, gone once it is over: `after = 1000` is not met by the state
+    // before its events, and `from = 1000` is broken as it opens.
+    assert!(c.before_instant(SimTime(1000), &world).is_empty(), "instant 1000 is not over yet");
+    leave(&table);
+    c.after_event(SimTime(1000), &world);
+    let opened = c.before_instant(SimTime(1001), &world);
+    assert_eq!(opened.len(), 1, "only `during` is decided: {opened:?}");
+    let verdicts = c.verdicts();
+    assert!(matches!(verdicts[1].1, Verdict::Failed { at: SimTime(1000), .. }), "{:?}", verdicts[1]);
+    c.before_instant(SimTime(2000), &world);
+    join(&table, 2000);
+    c.after_event(SimTime(2000), &world);
+    assert_eq!(c.verdicts()[0].1, Verdict::Held { converged: Some(SimDuration(1000)) });
+
+    // Gone and back within the window's first instant: not a break.
+    let mut c = Checker::new(vec![listed("during", When::During { from: SimTime(3000), until: SimTime(4000) })]);
+    c.before_instant(SimTime(3000), &world);
+    leave(&table);
+    c.after_event(SimTime(3000), &world);
+    join(&table, 3000);
+    c.after_event(SimTime(3000), &world);
+    c.before_instant(SimTime(4001), &world);
+    assert_eq!(verdict(&c), Verdict::Held { converged: None });
 }

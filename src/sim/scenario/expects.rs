@@ -81,7 +81,9 @@ fn converges(ctx: &mut Ctx, r: &RawExpect, when: Option<&When>) -> Vec<QuantileB
     out
 }
 
-/// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"`.
+/// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"` or `"NAME - 5s"`.
+/// Virtual time moves in whole milliseconds, so `"NAME - 1ms"` is the state just before the
+/// events of NAME's instant: nothing can happen between the two.
 fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
     let text = v.get_ref().trim();
     // `"5 m"` is a time with a stray space, not the name of an event, unless one has that name.
@@ -90,17 +92,22 @@ fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
     }
     // A whole name first: a default name such as "latency a -> b 5ms+0ms" holds a '+' itself
     // (a `name` that reads as a time is refused, so this is never ambiguous).
-    let (name, offset) = match text.rsplit_once('+') {
-        _ if anchors.knows(text) => (text, Default::default()),
-        Some((n, d)) if parse_duration(d.trim()).is_ok() => (n.trim(), parse_duration(d.trim()).ok()?),
-        Some((n, d)) if spaced_duration(d).is_some() => {
-            let (n, tight) = (n.trim(), spaced_duration(d).unwrap_or_default());
-            let msg = format!("invalid duration {:?} after `+`: a duration has no spaces", d.trim());
-            return ctx.fail(v.span(), msg, Some(&format!("write it {:?}", format!("{n} + {tight}"))));
+    let (name, sign, offset) = match offset_split(text) {
+        _ if anchors.knows(text) => (text, '+', Default::default()),
+        Some((n, sign, d)) if parse_duration(d).is_ok() => (n, sign, parse_duration(d).ok()?),
+        Some((n, sign, d)) if spaced_duration(d).is_some() => {
+            let tight = spaced_duration(d).unwrap_or_default();
+            let msg = format!("invalid duration {d:?} after `{sign}`: a duration has no spaces");
+            return ctx.fail(v.span(), msg, Some(&format!("write it {:?}", format!("{n} {sign} {tight}"))));
         }
-        _ => (text, Default::default()),
+        _ => (text, '+', Default::default()),
     };
     match anchors.find(name) {
+        Ok(t) if sign == '-' && offset > t.since(SimTime::ZERO) => {
+            let msg = format!("{text:?} is before the run starts ({name:?} is at {t})");
+            ctx.fail(v.span(), msg, Some(&format!("subtract at most {}", t.since(SimTime::ZERO))))
+        }
+        Ok(t) if sign == '-' => ctx.within_run(v.span(), t - offset),
         Ok(t) => ctx.within_run(v.span(), t + offset),
         // The event is wrong and reported already; anchoring on it is not a second mistake.
         Err(AnchorError::Broken) => None,
@@ -110,11 +117,25 @@ fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
         Err(AnchorError::Unknown(msg)) => {
             let help = match nearest(name, anchors.names()) {
                 Some(n) => format!("did you mean {n:?}? (a time like \"90s\" works too)"),
-                None => "use a time like \"90s\", a fault's name, or \"NAME + 5s\"".into(),
+                None => "use a time like \"90s\", a fault's name, \"NAME + 5s\" or \"NAME - 1ms\"".into(),
             };
             ctx.fail(v.span(), msg, Some(&help))
         }
     }
+}
+
+/// `"NAME + D"` or `"NAME - D"` as (NAME, sign, D), both trimmed. A minus needs a space before
+/// it, since names hold hyphens (`"kill orders-1"`); a plus does not (`"kill a0+5s"`).
+pub(super) fn offset_split(text: &str) -> Option<(&str, char, &str)> {
+    let plus = text.rfind('+');
+    let minus = text.rfind(" -").map(|i| i + 1);
+    let (i, sign) = match (plus, minus) {
+        (Some(p), Some(m)) if m > p => (m, '-'),
+        (Some(p), _) => (p, '+'),
+        (None, Some(m)) => (m, '-'),
+        (None, None) => return None,
+    };
+    Some((text[..i].trim(), sign, text[i + 1..].trim()))
 }
 
 fn when(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, events: &Anchors) -> Option<When> {
