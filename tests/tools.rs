@@ -29,6 +29,7 @@ fn main() {
         needs(browser_missing, "mermaid_diagrams_render_to_svg_without_errors", mermaid_diagrams_render),
         needs(browser_missing, "html_reports_load_cleanly_and_show_their_lanes", html_reports_load),
         needs(browser_missing, "producer_charts_show_when_sends_retry_and_fail", producer_charts_show),
+        needs(browser_missing, "a_report_screenshot_names_its_faults_expectations_colours_and_moments", report_teaches),
         needs(browser_missing, "sweep_reports_draw_a_labelled_histogram_per_expectation", sweep_report_draws),
         needs(script_missing, "check_on_a_terminal_draws_a_progress_line", check_draws_progress),
         needs(script_missing, "run_on_a_terminal_shows_virtual_time_progress", run_shows_progress),
@@ -95,8 +96,10 @@ fn samples() -> Vec<(String, Scenario)> {
     SAMPLES.iter().map(|n| (n.replace('/', "-"), load(&root().join(format!("scenarios/{n}.toml"))).unwrap())).collect()
 }
 
+/// A run with its trace kept and its key moments told, as `run --report` makes one.
 fn kept(s: &Scenario) -> routesim::sim::runner::RunReport {
-    run(s, RunOptions { trace: TraceOptions { keep: true, ..Default::default() }, ..Default::default() })
+    let trace = TraceOptions { keep: true, ..Default::default() };
+    run(s, RunOptions { trace, explain: true, ..Default::default() })
 }
 
 /// Long runs drawn from catalogue scenarios: (scenario, duration, drawn around its faults and
@@ -235,6 +238,64 @@ fn producer_charts_show() {
     let legend = v["legend"].as_str().unwrap();
     for entry in ["send ok", "send retried-ok", "send failed", "slowest send", "p99 latency"] {
         assert!(legend.contains(entry), "legend lacks {entry:?}: {legend}");
+    }
+}
+
+/// Issue 13 item 2: a screenshot of the report, with nothing hovered, says what happened. The
+/// scenario's faults are named on the chart at their times, every expectation's full name is
+/// written in its lane without running off the column, the legend names the states these runs
+/// draw, and explain's key moments are listed under the chart — clicking one marks its instant.
+fn report_teaches() {
+    let legends: [(&str, &[&str]); 2] = [
+        ("rocketmq/01-kill-vs-silent", &["in live table", "in route", "held", "down", "expiry / deletion", "fault"]),
+        ("nacos/07-subscriber", &["registered, healthy", "registered, unhealthy", "held", "marked unhealthy", "push"]),
+    ];
+    for (file, legend) in legends {
+        let s = load(&root().join(format!("scenarios/{file}.toml"))).unwrap();
+        let report = kept(&s);
+        let name = file.replace('/', "-");
+        let html = out_dir().join(format!("{name}-teaches.html"));
+        std::fs::write(&html, routesim::view::report::html(&s, &report).unwrap()).unwrap();
+        let v = check("report", &html, &out_dir().join(format!("{name}-teaches.png")));
+        assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{name}: {v}");
+        // Each fault's name, as visible text at its time, none drawn over another.
+        let faults = v["faultLabels"].as_array().unwrap();
+        assert!(!s.timeline.is_empty(), "{name}: a scenario with faults");
+        for e in &s.timeline {
+            let at = e.at.millis();
+            assert!(
+                faults.iter().any(|f| f["text"].as_str().unwrap().contains(&e.name) && f["at"] == at),
+                "{name}: no label {:?} at {at}: {faults:?}",
+                e.name
+            );
+        }
+        assert_eq!(v["overlappingFaultLabels"], 0, "{name}: fault labels drawn over each other: {faults:?}");
+        // Every expectation's whole name, inside the label column.
+        let lanes = v["laneTexts"].as_array().unwrap();
+        for (exp, verdict) in &report.verdicts {
+            let full = format!("{} {}", if verdict.held() { "✔" } else { "✘" }, exp.name);
+            assert!(lanes.iter().any(|l| l["text"] == full.as_str()), "{name}: no lane reads {full:?}: {lanes:?}");
+        }
+        let cut: Vec<_> = lanes.iter().filter(|l| l["fits"] != true).collect();
+        assert!(cut.is_empty(), "{name}: labels running off the column: {cut:?}");
+        // The legend names what these runs draw, each entry visible with its swatch.
+        let entries: Vec<&str> = v["legendEntries"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
+        for entry in legend {
+            assert!(entries.contains(entry), "{name}: legend lacks {entry:?}: {entries:?}");
+        }
+        // The key moments, as explain tells them, in order; the faults among them.
+        let shown = v["moments"].as_array().unwrap();
+        assert_eq!(shown.len(), report.moments.len().min(300), "{name}: {shown:?}");
+        for (m, text) in report.moments.iter().zip(shown) {
+            let text = text.as_str().unwrap();
+            assert!(text.starts_with(&format!("{} {}", m.t, m.actor)) && text.contains(&m.story[0]), "{name}: {text}");
+        }
+        let fault = report.moments.iter().find(|m| m.story[0].starts_with("FAULT ")).expect("a fault's moment");
+        // Clicking the first fault's moment draws a visible line at its instant, a fault's time.
+        let h = &v["highlightAfterClick"];
+        assert_eq!(h["visible"], true, "{name}: {h}");
+        assert_eq!((&h["at"], &h["cursor"]), (&fault.t.millis().into(), &fault.t.millis().into()), "{name}: {h}");
+        assert!(s.timeline.iter().any(|e| e.at == fault.t), "{name}: {h}");
     }
 }
 

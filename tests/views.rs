@@ -19,8 +19,10 @@ fn explain(name: &str) -> String {
     render(&s.name, &report.moments, SimTime::ZERO)
 }
 
+/// A run with its trace kept and its key moments told, as `run --report` makes one.
 fn kept(s: &Scenario) -> RunReport {
-    run(s, RunOptions { trace: TraceOptions { keep: true, ..Default::default() }, ..Default::default() })
+    let trace = TraceOptions { keep: true, ..Default::default() };
+    run(s, RunOptions { trace, explain: true, ..Default::default() })
 }
 
 /// The blocks of the walk for the moments at `t` by `actor`.
@@ -147,4 +149,53 @@ fn the_report_follows_a_subscribers_view() {
         html.contains("80.601s–95.601s: gateway sees orders-1 UNHEALTHY"),
         "the unhealthy span ends when it is gone"
     );
+}
+
+/// The lanes a report shows, in order.
+fn lanes(html: &str) -> Vec<&str> {
+    html.split(r#"data-lane=""#).skip(1).map(|l| &l[..l.find('"').unwrap()]).collect()
+}
+
+#[test]
+fn every_server_and_every_client_lists_the_same_rows_in_the_same_order() {
+    // Rows used to follow the order in which things first reached each reader: in 08 the name
+    // server saw OnlyOnA first, the producer Shared; in nacos/05 the server and the gateway
+    // listed fast-1, trap-1, plain-1. One rule now (label order, numbers by value) for all.
+    for (name, pairs) in [
+        ("rocketmq/08-stale-client-route", &[("ns1 · ", "producer · ")][..]),
+        ("rocketmq/05-partition-one-namesrv", &[("ns1 · ", "ns2 · "), ("reads-ns1 · ", "reads-ns2 · ")]),
+        ("nacos/05-metadata", &[("nacos1 · ", "gateway · orders · ")]),
+    ] {
+        let s = scenario(name);
+        let html = routesim::view::report::html(&s, &kept(&s)).unwrap();
+        let lanes = lanes(&html);
+        let rows = |prefix: &str| -> Vec<&str> { lanes.iter().filter_map(|l| l.strip_prefix(prefix)).collect() };
+        for (a, b) in pairs {
+            let (ra, rb) = (rows(a), rows(b));
+            let shared = |xs: &[&str], ys: &[&str]| -> Vec<String> {
+                xs.iter().filter(|x| ys.contains(x)).map(|x| x.to_string()).collect()
+            };
+            assert!(shared(&ra, &rb).len() > 1, "{name}: {a:?} and {b:?} share rows: {lanes:?}");
+            assert_eq!(shared(&ra, &rb), shared(&rb, &ra), "{name}: {a:?} and {b:?} list their rows differently");
+        }
+    }
+    let s = scenario("nacos/05-metadata");
+    let html = routesim::view::report::html(&s, &kept(&s)).unwrap();
+    let at_server: Vec<&str> = lanes(&html).into_iter().filter(|l| l.starts_with("nacos1 · ")).collect();
+    assert_eq!(at_server, ["nacos1 · fast-1", "nacos1 · plain-1", "nacos1 · trap-1"]);
+}
+
+#[test]
+fn the_report_lists_explains_moments_and_names_its_faults() {
+    let s = scenario("rocketmq/01-kill-vs-silent");
+    let report = kept(&s);
+    let html = routesim::view::report::html(&s, &report).unwrap();
+    // Each fault's name is text on the chart at its time, not only a tooltip.
+    assert!(html.contains(r#"data-at="60000" style="left:20.000%;top:0px" title="60.000s: kill a0">▾ kill a0</span>"#));
+    assert!(html.contains(r#"top:16px" title="60.000s: power off b0">▾ power off b0</span>"#), "a line below");
+    // Every moment explain tells is listed, with its time and story.
+    assert_eq!(html.matches(r#"<li class="moment""#).count(), report.moments.len());
+    assert!(html.contains("FAULT crash a0: kill -9 with the host alive"), "{html}");
+    // The same run renders the same bytes.
+    assert_eq!(html, routesim::view::report::html(&s, &kept(&s)).unwrap());
 }

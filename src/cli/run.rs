@@ -171,6 +171,8 @@ pub fn run(args: RunArgs) -> u8 {
                 trace,
                 progress: progress.clone().map(virtual_clock),
                 max_events: args.max_events,
+                // The report lists explain's key moments under its chart.
+                explain: args.report.is_some(),
                 ..Default::default()
             },
         );

@@ -59,7 +59,13 @@ if (mode === 'mermaid' || mode === 'mermaids') {
   }
 } else if (mode === 'report') {
   await page.goto(pathToFileURL(resolve(input)).href);
-  result = await page.evaluate(() => ({
+  result = await page.evaluate(() => {
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const overlaps = es => {
+    const rs = es.map(e => e.getBoundingClientRect());
+    return rs.filter((a, i) => rs.some((b, j) => j > i && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)).length;
+  };
+  return {
     lanes: [...document.querySelectorAll('[data-lane]')].map(e => e.getAttribute('data-lane')),
     marks: document.querySelectorAll('[data-t]').length,
     svg: !!document.querySelector('svg'),
@@ -72,7 +78,42 @@ if (mode === 'mermaid' || mode === 'mermaids') {
     }, {}),
     untitledCharts: [...document.querySelectorAll('rect.chart')].filter(r => !r.querySelector('title')).length,
     legend: document.querySelector('.legend')?.textContent ?? '',
-  }));
+    // What a screenshot shows without hovering: each text must be rendered (a box with room),
+    // and a lane's label must fit its column rather than run off its edge.
+    legendEntries: [...document.querySelectorAll('.legend .entry')].filter(shown).map(e => e.textContent),
+    faultLabels: [...document.querySelectorAll('#faults .flabel')].filter(shown)
+      .map(e => ({ text: e.textContent, at: Number(e.dataset.at) })),
+    overlappingFaultLabels: overlaps([...document.querySelectorAll('#faults .flabel')].filter(shown)),
+    laneTexts: [...document.querySelectorAll('#lanes g.lane:not(.folded) text')].map(t => ({
+      text: [...t.querySelectorAll('tspan')].map(s => s.textContent.trim()).join(' '),
+      fits: t.getBBox().width > 0 && t.getBBox().x + t.getBBox().width <= t.closest('svg').width.baseVal.value,
+    })),
+    steadyLanes: document.querySelectorAll('#lanes g.lane.steady').length,
+    moments: [...document.querySelectorAll('#moments li.moment')].filter(shown).map(li => li.textContent),
+  };
+  });
+  // Click a key moment (the first whose story is a fault, else the first): the chart must mark
+  // its instant with a visible line.
+  const moments = await page.$$('#moments li.moment');
+  if (moments.length) {
+    const stories = await Promise.all(moments.map(m => m.$eval('.story', s => s.textContent)));
+    const pick = Math.max(0, stories.findIndex(t => t.startsWith('FAULT ')));
+    await moments[pick].click();
+    result.highlightAfterClick = await page.evaluate(() => {
+      const c = document.getElementById('cursor'), li = document.querySelector('.moment.selected');
+      return { at: li ? Number(li.dataset.at) : null, cursor: Number(c.getAttribute('x1')),
+               visible: c.getAttribute('visibility') !== 'hidden' && c.getBoundingClientRect().height > 0 };
+    });
+  }
+  // Unfold and fold the unchanging lanes: the count of lanes shown must change and come back.
+  if (await page.$('#fold')) {
+    const count = () => page.evaluate(() => document.querySelectorAll('#lanes g.lane:not(.folded)').length);
+    const before = await count();
+    await page.click('#fold');
+    const after = await count();
+    await page.click('#fold');
+    result.foldToggle = { before, after, back: await count() };
+  }
   // Zoom in and out once, as a reader would: the handlers must not throw.
   await page.mouse.move(700, 300);
   await page.mouse.wheel(0, -400);

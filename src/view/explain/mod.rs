@@ -224,6 +224,13 @@ pub fn render(title: &str, moments: &[Moment], from: SimTime) -> String {
     out
 }
 
+/// A change as `explain` prints it: the rows before and after, indented under their server.
+pub fn change_text(c: &TableChange) -> String {
+    let mut out = String::new();
+    write_change(&mut out, c);
+    out
+}
+
 /// The rows before (`-` marks one that left or changed) and after (`+` one that arrived or
 /// changed). A refresh shows as `-`/`+` only when nothing but its timestamp moved.
 fn write_change(out: &mut String, c: &TableChange) {

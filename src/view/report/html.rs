@@ -1,119 +1,172 @@
 //! Renders a [`Model`] as one self-contained HTML file: inline CSS, inline SVG, a few lines of
 //! inline script for zoom and pan. No network access is needed to open it.
 
+use super::lanes::{self, label_text, Lane, LABEL_WIDTH, ROW};
 use super::model::Model;
-use super::producer;
+use super::{legend, moments, producer};
 use crate::sim::clock::SimTime;
 use std::fmt::Write;
-
-const ROW: u64 = 20;
-const LABEL_WIDTH: u64 = 260;
-/// A producer's chart rows are three lanes high, so a bar's height can be read.
-const CHART_ROW: u64 = 3 * ROW;
-
-/// Each row's top and height.
-fn layout(m: &Model) -> Vec<(u64, u64)> {
-    let mut y = 0;
-    let heights = m.rows.iter().map(|r| if matches!(r.kind, "sends" | "latency") { CHART_ROW } else { ROW });
-    heights
-        .map(|h| {
-            y += h;
-            (y - h, h)
-        })
-        .collect()
-}
 
 pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-pub fn render(m: &Model) -> String {
-    // The drawing ends with the run (a run stopped early ends where it stopped), or the window.
-    let (start, end) = (m.window.from.millis(), m.window.to.min(m.end).millis().max(m.window.from.millis() + 1));
-    let width = end - start;
-    let rows = layout(m);
-    let height = rows.last().map_or(0, |(y, h)| y + h);
-    let mut labels = String::new();
-    let mut plot = String::new();
-    for (row, &(y, h)) in m.rows.iter().zip(&rows) {
-        let _ = write!(
-            labels,
-            r#"<g class="lane {kind}" data-lane="{label}"><rect x="0" y="{y}" width="{LABEL_WIDTH}" height="{h}"/><text x="6" y="{ty}">{label}<title>{label}</title></text></g>"#,
-            kind = row.kind,
-            label = esc(&row.label),
-            ty = y + 14
-        );
-        let _ = write!(
-            plot,
-            r#"<rect class="rowbg {kind}" x="{start}" y="{y}" width="{width}" height="{h}"/>"#,
-            kind = row.kind
-        );
-    }
+/// The chart's rows, each a `<g>` in its own coordinates (top at 0) so that folding a lane
+/// only moves the groups below it.
+fn rows_svg(m: &Model, lanes: &[Lane], (start, width): (u64, u64)) -> Vec<String> {
+    let mut rows: Vec<String> = m
+        .rows
+        .iter()
+        .zip(lanes)
+        .map(|(row, lane)| {
+            format!(
+                r#"<rect class="rowbg {kind}" x="{start}" y="0" width="{width}" height="{h}"/>"#,
+                kind = row.kind,
+                h = lane.h
+            )
+        })
+        .collect();
     for band in &m.bands {
-        for (row, &(y, h)) in m.rows.iter().zip(&rows) {
-            if band.processes.contains(&row.process) {
-                let (x, w) = (band.from.millis(), band.to.millis().saturating_sub(band.from.millis()).max(1));
-                let _ = write!(
-                    plot,
-                    r#"<rect class="band {c}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
-                    c = band.class,
-                    d = esc(&band.detail)
-                );
-            }
+        for (i, _) in m.rows.iter().enumerate().filter(|(_, r)| band.processes.contains(&r.process)) {
+            let (x, w) = (band.from.millis(), band.to.millis().saturating_sub(band.from.millis()).max(1));
+            let _ = write!(
+                rows[i],
+                r#"<rect class="band {c}" x="{x}" y="0" width="{w}" height="{h}"><title>{d}</title></rect>"#,
+                c = band.class,
+                h = lanes[i].h,
+                d = esc(&band.detail)
+            );
         }
     }
     for bar in &m.bars {
         let (x, w) = (bar.from.millis(), bar.to.millis().saturating_sub(bar.from.millis()).max(1));
         // The two deadlines share a row with the span they judge: "alive until" outlines its
         // upper half, "deleted after" its lower half, so both stay readable where they overlap.
-        let (dy, h) = match bar.class {
+        let (y, h) = match bar.class {
             "alive" => (3, ROW / 2 - 3),
             "deadline" => (ROW / 2, ROW / 2 - 3),
             _ => (4, ROW - 8),
         };
         let _ = write!(
-            plot,
+            rows[bar.row],
             r#"<rect class="bar {c}" data-t="{x}" x="{x}" y="{y}" width="{w}" height="{h}"><title>{d}</title></rect>"#,
             c = bar.class,
-            y = rows[bar.row].0 + dy,
             d = esc(&format!("{}–{}: {}", bar.from, bar.to, bar.detail))
         );
     }
     for mark in &m.marks {
+        // Routine traffic is a short tick at the lane's foot, an event a full-height one: the
+        // shape tells them apart where ten colours cannot name thirty classes.
+        let (y1, y2) = if legend::routine(mark.class) { (ROW / 2, ROW - 3) } else { (2, ROW - 2) };
         let _ = write!(
-            plot,
+            rows[mark.row],
             r#"<line class="mark {c}" data-t="{x}" x1="{x}" x2="{x}" y1="{y1}" y2="{y2}"><title>{d}</title></line>"#,
             c = mark.class,
             x = mark.t.millis(),
-            y1 = rows[mark.row].0 + 3,
-            y2 = rows[mark.row].0 + ROW - 3,
             d = esc(&format!("{} {}", mark.t, mark.detail))
         );
     }
     for c in &m.charts {
-        producer::svg(&mut plot, c, rows[c.sends_row].0, rows[c.latency_row].0, CHART_ROW);
+        let (mut sends, mut latency) = (String::new(), String::new());
+        producer::svg(&mut sends, &mut latency, c, lanes[c.sends_row].h);
+        rows[c.sends_row] += &sends;
+        rows[c.latency_row] += &latency;
     }
+    rows
+}
+
+/// Height of one line of fault labels above the axis.
+const FAULT_LINE: u64 = 16;
+
+/// The timeline's names, written above the axis at their times, and a dashed line through the
+/// chart at each. Labels that would overlap take the next line down: the page's script redoes
+/// this at every zoom with the real text widths; here it is estimated for a 1100 px chart, so
+/// the file reads well before any script runs.
+fn fault_labels(m: &Model, (start, width): (u64, u64), height: u64) -> (String, String, u64) {
+    let (mut labels, mut lines) = (String::new(), String::new());
+    let mut ends: Vec<f64> = Vec::new();
+    for (t, name) in &m.faults {
+        let left = (t.millis() - start) as f64 * 100.0 / width as f64;
+        let (from, to) = (left * 11.0, left * 11.0 + 7.0 * (name.chars().count() as f64 + 2.0));
+        let level = ends.iter().position(|&e| e < from).unwrap_or(ends.len());
+        if level == ends.len() {
+            ends.push(to);
+        } else {
+            ends[level] = to;
+        }
+        let _ = write!(
+            labels,
+            r#"<span class="flabel" data-at="{at}" style="left:{left:.3}%;top:{top}px" title="{t}: {name}">▾ {name}</span>"#,
+            at = t.millis(),
+            top = level as u64 * FAULT_LINE,
+            name = esc(name)
+        );
+        let _ = write!(lines, r#"<line class="vline" x1="{x}" x2="{x}" y1="0" y2="{height}"/>"#, x = t.millis());
+    }
+    (labels, lines, ends.len().max(1) as u64 * FAULT_LINE)
+}
+
+pub fn render(m: &Model) -> String {
+    // The drawing ends with the run (a run stopped early ends where it stopped), or the window.
+    let (start, end) = (m.window.from.millis(), m.window.to.min(m.end).millis().max(m.window.from.millis() + 1));
+    let width = end - start;
+    let lanes = lanes::layout(m, end);
+    let height = lanes.iter().filter(|l| !l.folded).map(|l| l.h).sum::<u64>();
+    let (mut labels, mut plot) = (String::new(), String::new());
+    for ((i, (row, lane)), svg) in m.rows.iter().zip(&lanes).enumerate().zip(rows_svg(m, &lanes, (start, width))) {
+        let class = format!(
+            "{}{}{}",
+            row.kind,
+            if lane.steady { " steady" } else { "" },
+            if lane.folded { " folded" } else { "" }
+        );
+        let _ = write!(
+            labels,
+            r#"<g class="lane {class}" data-lane="{label}" data-h="{h}" transform="translate(0,{y})"><title>{label}</title><rect x="0" y="0" width="{LABEL_WIDTH}" height="{h}"/>{text}</g>"#,
+            label = esc(&row.label),
+            h = lane.h,
+            y = lane.y,
+            text = label_text(&lane.lines)
+        );
+        let _ =
+            write!(plot, r#"<g class="row {class}" data-row="{i}" transform="translate(0,{y})">{svg}</g>"#, y = lane.y);
+    }
+    let (flabels, vlines, strip) = fault_labels(m, (start, width), height);
+    let steady = lanes.iter().filter(|l| l.steady).count();
+    let folded = lanes.iter().any(|l| l.folded);
+    let fold = match (steady, folded) {
+        (0, _) => String::new(),
+        (n, true) => format!(r#" <button id="fold" data-n="{n}">show {n} unchanging lanes</button>"#),
+        (n, false) => format!(r#" <button id="fold" data-n="{n}">fold {n} unchanging lanes</button>"#),
+    };
+    let top = strip + AXIS;
     let title = esc(&m.title);
+    let (shown, left_off) = (&m.moments.0, m.moments.1);
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>routesim — {title}</title>
-<style>{CSS}{chart_css}</style></head>
+<style>{CSS}{chart_css}{legend_css}{colours}{moments_css}</style></head>
 <body>
 <header><h1>{title}</h1>
 <p>seed {seed} · trace digest <code>{digest}</code> · {span} · scroll to zoom, drag to pan, double-click to reset · hover for details</p>
-<p class="legend">{legend}</p>
-<p><button id="zin">zoom in</button> <button id="zout">zoom out</button> <button id="reset">reset</button></p></header>
+{legend}
+<p><button id="zin">zoom in</button> <button id="zout">zoom out</button> <button id="reset">reset</button>{fold}</p></header>
 <div id="chart">
-<svg id="labels" width="{LABEL_WIDTH}" height="{total}" viewBox="0 0 {LABEL_WIDTH} {total}"><g transform="translate(0,{AXIS})">{labels}</g></svg>
-<div id="right"><svg id="axis" width="100%" height="{AXIS}"></svg>
-<svg id="plot" width="100%" height="{height}" viewBox="{start} 0 {width} {height}" preserveAspectRatio="none">{plot}</svg></div>
+<svg id="labels" width="{LABEL_WIDTH}" height="{total}" viewBox="0 0 {LABEL_WIDTH} {total}"><g id="lanes" transform="translate(0,{top})">{labels}</g></svg>
+<div id="right"><div id="faults" style="height:{strip}px">{flabels}</div><svg id="axis" width="100%" height="{AXIS}"></svg>
+<svg id="plot" width="100%" height="{height}" viewBox="{start} 0 {width} {height}" preserveAspectRatio="none">{plot}{vlines}<line id="cursor" x1="{start}" x2="{start}" y1="0" y2="{height}" visibility="hidden"/></svg></div>
 </div>
+{moments}
 <script>{JS}</script>
 <script>routesim({start}, {end}, {height});</script>
 </body></html>
 "#,
-        legend = legend(m),
+        legend = legend::html(m),
         chart_css = producer::CSS,
+        legend_css = legend::CSS,
+        colours = legend::css(),
+        moments_css = moments::CSS,
+        moments = moments::html(shown, left_off, shown.last().map(|x| x.t)),
         seed = m.seed,
         digest = esc(&m.digest),
         span = if m.window.is_whole() {
@@ -121,62 +174,11 @@ pub fn render(m: &Model) -> String {
         } else {
             format!("{} to {} of a {} run (--window)", m.window.from, SimTime(end), m.end)
         },
-        total = height + AXIS,
+        total = height + top,
     )
 }
 
 const AXIS: u64 = 24;
-
-/// What each mark and span class means, in legend order.
-const MARKS: &[(&str, &str)] = &[
-    ("register", "registration"),
-    ("heartbeat", "heartbeat / beat"),
-    ("scan", "scan tick"),
-    ("expire", "expiry / deletion"),
-    ("batch", "unregister batch"),
-    ("unhealthy", "marked unhealthy"),
-    ("healthy", "healthy again"),
-    ("notfound", "20404 / beat refused"),
-    ("push", "push"),
-    ("poll", "route poll / list"),
-    ("drop", "lost / reset / failed"),
-    ("close", "channel closed"),
-    ("fault", "fault"),
-    ("other", "other"),
-];
-const BARS: &[(&str, &str)] = &[
-    ("present", "in live table"),
-    ("route", "in route"),
-    ("healthy", "registered, healthy"),
-    ("unhealthy", "registered, unhealthy"),
-    ("alive", "alive until (last registration or beat + timeout)"),
-    ("deadline", "deleted after (last beat + delete timeout)"),
-    ("down", "down"),
-    ("hung", "hung"),
-    ("cut", "cut off"),
-    ("lossy", "lossy link"),
-    ("pass", "held"),
-    ("fail", "failed"),
-];
-
-/// The legend of the classes this report uses, and no others.
-fn legend(m: &Model) -> String {
-    let marks: std::collections::BTreeSet<&str> = m.marks.iter().map(|x| x.class).collect();
-    let bars: std::collections::BTreeSet<&str> =
-        m.bars.iter().map(|x| x.class).chain(m.bands.iter().map(|x| x.class)).collect();
-    let mut out = String::new();
-    for (class, what) in MARKS.iter().filter(|(c, _)| marks.contains(c)) {
-        let _ = write!(out, r#"<span class="k {class}"></span>{what} "#);
-    }
-    for (class, what) in BARS.iter().filter(|(c, _)| bars.contains(c)) {
-        let _ = write!(out, r#"<span class="b {class}"></span>{what} "#);
-    }
-    // The producer charts' classes, when there is a producer to chart.
-    for (class, what) in producer::LEGEND.iter().filter(|_| !m.charts.is_empty()) {
-        let _ = write!(out, r#"<span class="b {class}"></span>{what} "#);
-    }
-    out
-}
 
 const CSS: &str = r#"
 body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
@@ -185,39 +187,28 @@ header p { margin: 4px 0; }
 #chart { display: flex; border: 1px solid #ccc; }
 #right { flex: 1; overflow: hidden; }
 #plot, #axis { display: block; cursor: grab; }
+#faults { position: relative; overflow: hidden; border-bottom: 1px solid #eee; }
+.flabel { position: absolute; white-space: nowrap; font-size: 12px; line-height: 16px; color: #882255; font-weight: 600; margin-left: -4px; }
+.vline { stroke: #882255; stroke-width: 1px; stroke-dasharray: 3 3; vector-effect: non-scaling-stroke; }
 .lane rect { fill: #f7f7f7; stroke: #e3e3e3; }
 .lane.live rect, .lane.route rect, .lane.instance rect, .lane.view rect { fill: #fbfbfb; }
 .lane text { font-size: 12px; fill: #333; }
 .lane.actor text { font-weight: 600; }
+.lane.steady text { fill: #777; }
+.folded { display: none; }
 .rowbg { fill: #fff; stroke: #eee; vector-effect: non-scaling-stroke; }
 .mark { stroke-width: 2px; vector-effect: non-scaling-stroke; stroke: #888; }
-.mark.register { stroke: #2b7bb9; } .mark.heartbeat { stroke: #9ecae1; } .mark.scan { stroke: #bbb; }
-.mark.expire { stroke: #d62728; stroke-width: 3px; } .mark.batch { stroke: #9467bd; stroke-width: 3px; }
-.mark.poll { stroke: #2ca02c; } .mark.drop { stroke: #ff7f0e; } .mark.close { stroke: #8c564b; }
-.mark.fault { stroke: #000; stroke-width: 3px; } .mark.fail { stroke: #d62728; stroke-width: 3px; } .mark.pass { stroke: #2ca02c; stroke-width: 3px; }
-.mark.unhealthy { stroke: #ff7f0e; stroke-width: 3px; } .mark.healthy { stroke: #2ca02c; stroke-width: 3px; }
-.mark.notfound { stroke: #8b0000; stroke-width: 3px; } .mark.push { stroke: #17becf; } .mark.other { stroke: #888; }
 .bar { vector-effect: non-scaling-stroke; }
-.bar.present { fill: #6baed6; } .bar.route { fill: #74c476; }
-.bar.alive { fill: none; stroke: #d62728; stroke-dasharray: 4 3; stroke-width: 1.5px; }
-.bar.pass { fill: #74c476; } .bar.fail { fill: #fb6a4a; }
-.bar.healthy { fill: #6baed6; } .bar.unhealthy { fill: #fdae6b; }
-.bar.deadline { fill: none; stroke: #6a3d9a; stroke-dasharray: 2 2; stroke-width: 1.5px; }
-.band { opacity: 0.25; } .band.down { fill: #d62728; } .band.hung { fill: #ff7f0e; } .band.cut { fill: #7f7f7f; } .band.lossy { fill: #bcbd22; }
+.band { opacity: 0.3; }
 #axis text { font-size: 11px; fill: #555; } #axis line { stroke: #ccc; }
-.legend span.k, .legend span.b { display: inline-block; width: 14px; height: 10px; margin: 0 3px 0 10px; vertical-align: middle; }
-.k.register { background: #2b7bb9; } .k.heartbeat { background: #9ecae1; } .k.scan { background: #bbb; } .k.expire { background: #d62728; }
-.k.batch { background: #9467bd; } .k.poll { background: #2ca02c; } .k.drop { background: #ff7f0e; } .k.close { background: #8c564b; } .k.fault { background: #000; }
-.b.present { background: #6baed6; } .b.alive { border: 1.5px dashed #d62728; } .b.down { background: #f4a5a5; } .b.hung { background: #ffc999; }
-.b.cut { background: #cbcbcb; } .b.pass { background: #74c476; } .b.fail { background: #fb6a4a; } .b.route { background: #74c476; }
-.b.lossy { background: #dede9a; } .b.healthy { background: #6baed6; } .b.unhealthy { background: #fdae6b; } .b.deadline { border: 1.5px dashed #6a3d9a; }
-.k.unhealthy { background: #ff7f0e; } .k.healthy { background: #2ca02c; } .k.notfound { background: #8b0000; } .k.push { background: #17becf; } .k.other { background: #888; }
-.k.pass { background: #2ca02c; } .k.fail { background: #d62728; }
 "#;
 
 const JS: &str = r#"
 function routesim(START, END, H) {
   const plot = document.getElementById('plot'), axis = document.getElementById('axis');
+  const labels = document.getElementById('labels'), lanesG = document.getElementById('lanes');
+  const strip = document.getElementById('faults'), cursor = document.getElementById('cursor');
+  const flabels = [...strip.querySelectorAll('.flabel')];
   let x0 = START, w = END - START;
   const nice = [1,2,5,10,20,50,100,200,500,1000,2000,5000,10000,15000,30000,60000,120000,300000,600000,1800000,3600000,7200000];
   function fmt(ms) { return ms % 1000 === 0 ? (ms / 1000) + 's' : (ms / 1000).toFixed(3) + 's'; }
@@ -231,7 +222,41 @@ function routesim(START, END, H) {
     }
     axis.innerHTML = out;
   }
-  function apply() { plot.setAttribute('viewBox', `${x0} 0 ${w} ${H}`); drawAxis(); }
+  // Fault names at their times; one that would overlap the last on a line takes the next line.
+  function drawFaults() {
+    const px = strip.getBoundingClientRect().width || 1000, ends = [];
+    for (const l of flabels) {
+      const t = +l.dataset.at, x = (t - x0) / w * px;
+      l.style.display = t < x0 || t > x0 + w ? 'none' : '';
+      if (l.style.display) continue;
+      let level = ends.findIndex(e => e < x);
+      if (level < 0) { level = ends.length; ends.push(0); }
+      ends[level] = x + l.offsetWidth + 6;
+      l.style.left = `${x}px`;
+      l.style.top = `${level * 16}px`;
+    }
+    strip.style.height = `${Math.max(1, ends.length) * 16}px`;
+    const top = strip.offsetHeight + axis.getBoundingClientRect().height;
+    lanesG.setAttribute('transform', `translate(0,${top})`);
+    labels.setAttribute('height', top + H);
+    labels.setAttribute('viewBox', `0 0 ${labels.getAttribute('width')} ${top + H}`);
+  }
+  function apply() { plot.setAttribute('viewBox', `${x0} 0 ${w} ${H}`); drawAxis(); drawFaults(); }
+  // Stacks the lanes that are not folded, top to bottom, in both columns.
+  function restack() {
+    const rows = [...plot.querySelectorAll('g.row')];
+    let y = 0;
+    [...lanesG.querySelectorAll('g.lane')].forEach((lane, i) => {
+      if (lane.classList.contains('folded')) return;
+      lane.setAttribute('transform', `translate(0,${y})`);
+      rows[i].setAttribute('transform', `translate(0,${y})`);
+      y += +lane.dataset.h;
+    });
+    H = y;
+    plot.setAttribute('height', H);
+    plot.querySelectorAll('.vline, #cursor').forEach(l => l.setAttribute('y2', H));
+    apply();
+  }
   function zoom(k, fx) {
     const t = x0 + fx * w;
     w = Math.min(END - START, Math.max(20, w * k));
@@ -256,7 +281,29 @@ function routesim(START, END, H) {
   document.getElementById('zin').onclick = () => zoom(0.5, 0.5);
   document.getElementById('zout').onclick = () => zoom(2, 0.5);
   document.getElementById('reset').onclick = () => { x0 = START; w = END - START; apply(); };
-  window.addEventListener('resize', drawAxis);
+  const fold = document.getElementById('fold');
+  if (fold) fold.onclick = () => {
+    const folding = fold.textContent.startsWith('fold');
+    document.querySelectorAll('.lane.steady, .row.steady').forEach(e => e.classList.toggle('folded', folding));
+    fold.textContent = `${folding ? 'show' : 'fold'} ${fold.dataset.n} unchanging lanes`;
+    restack();
+  };
+  // A key moment clicked: a line at its instant, brought into view if the zoom hides it.
+  function highlight(li) {
+    document.querySelectorAll('.moment.selected').forEach(m => m.classList.remove('selected'));
+    li.classList.add('selected');
+    const t = +li.dataset.at;
+    cursor.setAttribute('x1', t);
+    cursor.setAttribute('x2', t);
+    cursor.removeAttribute('visibility');
+    if (t < x0 || t > x0 + w) { x0 = Math.max(START, Math.min(END - w, t - w / 2)); apply(); }
+    document.getElementById('chart').scrollIntoView({ block: 'nearest' });
+  }
+  document.querySelectorAll('.moment').forEach(li => {
+    li.addEventListener('click', () => highlight(li));
+    li.addEventListener('keydown', e => { if (e.key === 'Enter') highlight(li); });
+  });
+  window.addEventListener('resize', apply);
   apply();
 }
 "#;

@@ -9,9 +9,17 @@
 //! timeout, "deleted after" the delete timeout) and each subscriber's view over time; and the
 //! expectations with their convergence times; and per producer, its sends per time bucket
 //! (ok, retried-ok, failed) and their latency (slowest and p99). Everything is derived from the run's trace.
+//!
+//! It is meant to teach without hovering: the timeline's faults are named on the chart, labels
+//! wrap instead of being cut, the legend (`legend.rs`) tells every colour apart, lanes that never
+//! change fold away (`lanes.rs`), and the key moments `explain` tells are listed under the chart
+//! (`moments.rs`), each marking its instant when clicked.
 
 mod html;
+mod lanes;
+mod legend;
 mod model;
+mod moments;
 mod nacos;
 mod producer;
 mod rocketmq;
@@ -24,7 +32,8 @@ use crate::sim::scenario::Scenario;
 use crate::sim::trace::Watcher;
 use crate::view::{TooLong, Window};
 
-/// The report of a whole run whose trace was kept (`TraceOptions::keep`). A run of any length
+/// The report of a whole run whose trace was kept (`TraceOptions::keep`); its key-moment
+/// panel lists the moments of a run made with `RunOptions::explain`. A run of any length
 /// is drawn by a [`ReportView`] watching it instead.
 pub fn html(scenario: &Scenario, report: &RunReport) -> Result<String, TooLong> {
     let mut view = ReportView::new(scenario, Window::whole());

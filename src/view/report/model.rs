@@ -3,6 +3,7 @@
 //! filled in by `rocketmq.rs` and `nacos.rs`; this file holds the builder and what both share:
 //! faults, processes that lose their memory, expectations.
 
+use super::moments::MomentText;
 use super::producer::{Chart, SendCharts};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::{Verdict, When};
@@ -65,6 +66,12 @@ pub struct Model {
     pub bands: Vec<Band>,
     /// Per producer, its sends and their latency per time bucket.
     pub charts: Vec<Chart>,
+    /// The scenario's timeline inside the window (faults and operator actions): its time and
+    /// name, written on the chart.
+    pub faults: Vec<(SimTime, String)>,
+    /// The key moments `explain` tells, inside the window (a run made without the explainer
+    /// has none), and how many more were left off.
+    pub moments: (Vec<MomentText>, usize),
 }
 
 /// The most marks, bars and bands one report draws. A browser stays usable around here, and the
@@ -173,7 +180,10 @@ impl Builder {
     }
 
     /// Rows grouped by process in scenario order: the actor, its parts (scanner, batcher,
-    /// health checker), then its table rows; expectation rows last.
+    /// health checker), then its table rows; expectation rows last. Within a group, parts and
+    /// table rows go in label order (numbers by value: `orders-2` before `orders-10`), so every
+    /// name server and naming server lists its brokers and instances alike, whoever spoke
+    /// first; expectations keep the scenario's order.
     fn sort_rows(&mut self, order: &[String]) {
         let rank = |r: &Row| {
             let p = order.iter().position(|o| *o == r.process).unwrap_or(order.len());
@@ -188,10 +198,11 @@ impl Builder {
                 "latency" => 5,
                 _ => 6,
             };
-            (p, k)
+            let by_label = if k < 6 { super::lanes::natural(&r.label) } else { Vec::new() };
+            (p, k, by_label)
         };
         let mut idx: Vec<usize> = (0..self.m.rows.len()).collect();
-        idx.sort_by_key(|&i| (rank(&self.m.rows[i]), i));
+        idx.sort_by_cached_key(|&i| (rank(&self.m.rows[i]), i));
         let mut new_of = vec![0; idx.len()];
         for (new, &old) in idx.iter().enumerate() {
             new_of[old] = new;
@@ -230,6 +241,8 @@ impl ReportView {
             bars: Vec::new(),
             bands: Vec::new(),
             charts: Vec::new(),
+            faults: Vec::new(),
+            moments: (Vec::new(), 0),
         };
         let mut b = Builder {
             m,
@@ -257,6 +270,10 @@ impl ReportView {
             b.close_bar(row, end);
         }
         faults(&mut b, &scenario);
+        let window = b.m.window;
+        b.m.faults =
+            scenario.timeline.iter().filter(|e| window.contains(e.at)).map(|e| (e.at, e.name.clone())).collect();
+        b.m.moments = super::moments::within(window, &report.moments);
         verdicts(&mut b, report);
         super::producer::draw(&mut b);
         if let Some(at) = b.overflow {

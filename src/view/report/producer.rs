@@ -152,26 +152,19 @@ pub(super) fn draw(b: &mut Builder) {
 }
 
 /// What each chart class means, for the legend.
-pub const LEGEND: &[(&str, &str)] = &[
-    ("sent-ok", "send ok"),
-    ("sent-retried", "send retried-ok"),
-    ("sent-failed", "send failed"),
-    ("lat-max", "slowest send"),
-    ("lat-p99", "p99 latency"),
-];
+/// The classes of the chart's bars; their colours and meanings are in `legend.rs`, whose tests
+/// check each has an entry.
+#[cfg(test)]
+pub const CLASSES: &[&str] = &["sent-ok", "sent-retried", "sent-failed", "lat-max", "lat-p99"];
 
 pub const CSS: &str = r#"
 .chart { vector-effect: non-scaling-stroke; }
-.chart.sent-ok { fill: #1b9e77; } .chart.sent-retried { fill: #e6ab02; } .chart.sent-failed { fill: #b2182b; }
-.chart.lat-max { fill: #bcbddc; } .chart.lat-p99 { fill: #54278f; }
-.b.sent-ok { background: #1b9e77; } .b.sent-retried { background: #e6ab02; } .b.sent-failed { background: #b2182b; }
-.b.lat-max { background: #bcbddc; } .b.lat-p99 { background: #54278f; }
 .lane.sends rect, .lane.latency rect { fill: #fcfcf7; }
 "#;
 
-/// Appends a chart's rects: its sends row at `y_sends`, its latency row at `y_latency`, both
-/// `h` high, each scaled to its own maximum.
-pub fn svg(out: &mut String, c: &Chart, y_sends: u64, y_latency: u64, h: u64) {
+/// Appends a chart's rects, each row in its own coordinates (top at 0): its sends to `sends`,
+/// its latency to `latency`, both `h` high, each scaled to its own maximum.
+pub fn svg(sends: &mut String, latency: &mut String, c: &Chart, h: u64) {
     let room = h.saturating_sub(4) as f64;
     let scale = |v: u64, max: u64| if max == 0 { 0.0 } else { v as f64 * room / max as f64 };
     for (from, to, k) in &c.buckets {
@@ -180,7 +173,7 @@ pub fn svg(out: &mut String, c: &Chart, y_sends: u64, y_latency: u64, h: u64) {
         let tip =
             format!("{from}–{to}: {} sends: {} ok, {} retried-ok, {} failed", k.sends(), k.ok, k.retried, k.failed);
         // Stacked from the floor of the row: ok, then retried-ok, then failed on top.
-        let mut floor = (y_sends + h - 2) as f64;
+        let mut floor = h.saturating_sub(2) as f64;
         for (class, n) in [("sent-ok", k.ok), ("sent-retried", k.retried), ("sent-failed", k.failed)] {
             if n == 0 {
                 continue;
@@ -188,7 +181,7 @@ pub fn svg(out: &mut String, c: &Chart, y_sends: u64, y_latency: u64, h: u64) {
             let bar = scale(n, c.max_sends);
             floor -= bar;
             let _ = write!(
-                out,
+                sends,
                 r#"<rect class="chart {class}" {attrs} x="{x}" y="{floor:.2}" width="{w}" height="{bar:.2}"><title>{tip}</title></rect>"#
             );
         }
@@ -196,9 +189,9 @@ pub fn svg(out: &mut String, c: &Chart, y_sends: u64, y_latency: u64, h: u64) {
         // The slowest send behind, the p99 in front: the p99 is never above it.
         for (class, v) in [("lat-max", k.max), ("lat-p99", k.p99())] {
             let bar = scale(v.millis(), c.max_latency.millis()).max(0.5);
-            let top = (y_latency + h - 2) as f64 - bar;
+            let top = h.saturating_sub(2) as f64 - bar;
             let _ = write!(
-                out,
+                latency,
                 r#"<rect class="chart {class}" {attrs} x="{x}" y="{top:.2}" width="{w}" height="{bar:.2}"><title>{tip}</title></rect>"#
             );
         }
