@@ -260,3 +260,30 @@ fn a_bare_number_for_a_duration_gets_a_hint_to_quote_it_with_its_unit() {
     assert!(e.contains("t.toml:3:12"), "{e}");
     assert!(e.contains("\"90s\" or \"90ms\""), "{e}");
 }
+
+#[test]
+fn an_anchor_minus_an_offset_is_checked_like_a_plus() {
+    let exp = |at: &str| {
+        format!(
+            "\n[[fault]]\nname = \"kill-a0\"\nat = \"1m\"\ncrash = \"a0\"\n\n[[expect]]\nname = \"x\"\nat = \"{at}\"\n\
+             route = {{ namesrv = \"ns1\", topic = \"Orders\", absent = true }}\n"
+        )
+    };
+    // Before the run starts: at 1 m, 90 s earlier is nothing.
+    let e = one(&exp("kill-a0 - 90s"));
+    assert!(e.contains("t.toml:22:6: \"kill-a0 - 90s\" is before the run starts (\"kill-a0\" is at 60.000s)"), "{e}");
+    assert!(e.contains("help: subtract at most 1m"), "{e}");
+    let e = one(&exp("kill-a0 - 1 s"));
+    assert!(e.contains("invalid duration \"1 s\" after `-`") && e.contains("help: write it \"kill-a0 - 1s\""), "{e}");
+    // A hyphen inside a name is part of it: "kill-a0" is the fault, not "kill" minus "a0".
+    let valid = |at: &str| parse(Path::new("t.toml"), &format!("{GOOD}{}", exp(at))).map(|s| s.expects[0].when.clone());
+    use routesim::sim::{clock::SimTime, expect::When};
+    assert_eq!(valid("kill-a0").unwrap(), When::At(SimTime(60_000)));
+    assert_eq!(valid("kill-a0 - 1ms").unwrap(), When::At(SimTime(59_999)));
+    assert_eq!(valid("59.5s - 500ms").unwrap(), When::At(SimTime(59_000)), "a time takes an offset too");
+    let e = one(&exp("kill-a9 - 1ms"));
+    assert!(e.contains("no fault or action is named \"kill-a9\"") && e.contains("did you mean \"kill-a0\"?"), "{e}");
+    // A name that would read as NAME - D is refused where it is defined.
+    let e = one("\n[[fault]]\nname = \"stop - 5s\"\nat = \"1m\"\ncrash = \"a0\"\n");
+    assert!(e.contains("the event name \"stop - 5s\" reads as a time"), "{e}");
+}

@@ -11,6 +11,8 @@ pub mod nacos_subject;
 pub mod sends_subject;
 pub mod subject;
 #[cfg(test)]
+mod frames_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};

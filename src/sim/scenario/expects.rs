@@ -81,7 +81,8 @@ fn converges(ctx: &mut Ctx, r: &RawExpect, when: Option<&When>) -> Vec<QuantileB
     out
 }
 
-/// A point in time: `"90s"`, or an event's name, optionally `"NAME + 5s"` or `"NAME - 5s"`.
+/// A point in time: `"90s"`, or an event's name, either optionally with an offset: `"NAME + 5s"`,
+/// `"NAME - 5s"`, `"165.005s - 1ms"`.
 /// Virtual time moves in whole milliseconds, so `"NAME - 1ms"` is the state just before the
 /// events of NAME's instant: nothing can happen between the two.
 fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
@@ -102,7 +103,12 @@ fn point(ctx: &mut Ctx, v: &S<String>, anchors: &Anchors) -> Option<SimTime> {
         }
         _ => (text, '+', Default::default()),
     };
-    match anchors.find(name) {
+    // `"165.005s - 1ms"`: a time with an offset, as an event's name with one.
+    let found = match parse_duration(name) {
+        Ok(d) => Ok(SimTime::ZERO + d),
+        Err(_) => anchors.find(name),
+    };
+    match found {
         Ok(t) if sign == '-' && offset > t.since(SimTime::ZERO) => {
             let msg = format!("{text:?} is before the run starts ({name:?} is at {t})");
             ctx.fail(v.span(), msg, Some(&format!("subtract at most {}", t.since(SimTime::ZERO))))
