@@ -287,3 +287,43 @@ fn an_anchor_minus_an_offset_is_checked_like_a_plus() {
     let e = one("\n[[fault]]\nname = \"stop - 5s\"\nat = \"1m\"\ncrash = \"a0\"\n");
     assert!(e.contains("the event name \"stop - 5s\" reads as a time"), "{e}");
 }
+
+#[test]
+fn an_events_subject_names_real_kinds_processes_and_counts() {
+    let exp = |events: &str| format!("\n[[expect]]\nname = \"x\"\nat = \"1m\"\nevents = {{ {events} }}\n");
+    let e = one(&exp(r#"kind = "unhealty", count = 0"#));
+    assert!(e.contains("t.toml:18:19: no trace event is called \"unhealty\""), "{e}");
+    assert!(e.contains("did you mean \"unhealthy\"?"), "{e}");
+    let e = one(&exp(r#"kind = "registered", area = "rocketmq", count = 1"#));
+    assert!(e.contains("unknown area \"rocketmq\"") && e.contains("one of run, fault, net, check, rmq, nacos"), "{e}");
+    let e = one(&exp(r#"kind = "scan_tick", area = "nacos", count = 1"#));
+    assert!(e.contains("area \"nacos\" has no \"scan_tick\" events") && e.contains("\"scan_tick\" is in rmq"), "{e}");
+    let e = one(&exp(r#"kind = "registered", actor = "ns9", count = 1"#));
+    assert!(e.contains("no process is named \"ns9\"") && e.contains("did you mean \"ns1\"?"), "{e}");
+    let e = one(&exp(r#"kind = "registered", broker = "b0", count = 1"#));
+    assert!(e.contains("no broker is named \"b0\"") && e.contains("did you mean \"a0\"?"), "{e}");
+    let e = one(&exp(r#"kind = "unhealthy", instance = "orders-1", count = 1"#));
+    assert!(e.contains("no instance is named \"orders-1\""), "{e}");
+    let e = one(&exp(r#"kind = "registered""#));
+    assert!(e.contains("an events subject needs a count") && e.contains("`count = N` (exactly)"), "{e}");
+    let e = one(&exp(r#"kind = "registered", count = 1, at_most = 2"#));
+    assert!(e.contains("says the same thing twice"), "{e}");
+    let e = one(&exp(r#"kind = "registered", at_least = 3, at_most = 2"#));
+    assert!(e.contains("`at_most` (2) is below `at_least` (3)"), "{e}");
+    let e = one(&exp(r#"kind = "registered", at_least = -1"#));
+    assert!(e.contains("at_least must be between 0 and"), "{e}");
+    let e = one(&exp(r#"kind = "registered", where = { topics_updated = ["Orders"] }, count = 1"#));
+    assert!(e.contains("`where.topics_updated` must be a string, an integer or a boolean"), "{e}");
+    let e = one(&exp(r#"kind = "registered", count = 1, colour = "red""#));
+    assert!(e.contains("colour"), "an unknown key is named: {e}");
+}
+
+#[test]
+fn an_events_subject_that_is_right_loads_and_writes_back() {
+    use routesim::sim::scenario::to_toml;
+    let exp = "\n[[expect]]\nname = \"x\"\nfrom = \"0s\"\nuntil = \"1m\"\n\
+               events = { kind = \"scan_tick\", actor = \"ns1/scanner\", where = { expired = 0 }, at_least = 11 }\n";
+    let s = parse(Path::new("t.toml"), &format!("{GOOD}{exp}")).unwrap_or_else(|e| panic!("{e}"));
+    let again = parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.expects, s.expects);
+}

@@ -67,6 +67,7 @@ impl Obs {
         }
         // By reference: an event is 176 bytes, and only runs that keep events need a copy.
         self.trace.borrow_mut().record(&event);
+        self.checker.borrow_mut().on_event(&event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
         self.record_verdicts(notes.into_iter().map(|n| (t, n)));
         self.record_violations(t, violations);

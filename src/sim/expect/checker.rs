@@ -14,9 +14,11 @@
 //! later; each verdict it reaches is therefore paired with the instant it is *about* (the `at`,
 //! the deadline, the window's edge), and the timeline prints it there, not at the next event.
 
-use super::{Expectation, Verdict, When};
+use super::events_subject::Tally;
+use super::{Expectation, Mismatch, Subject, Verdict, When};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::notes::CheckNote;
+use crate::sim::trace::TraceEvent;
 use crate::sim::world::World;
 
 struct Item {
@@ -27,19 +29,43 @@ struct Item {
     /// What was measured when the verdict was reached (a `sends` subject's counts and
     /// latencies), for the verdict line.
     figures: Option<String>,
+    /// An `events` subject's count so far in its window.
+    tally: Tally,
 }
 
 pub struct Checker {
     items: Vec<Item>,
+    /// Whether any expectation counts events: only then is each event serialised to match it.
+    counts_events: bool,
 }
 
 impl Checker {
     pub fn new(expectations: Vec<Expectation>) -> Self {
+        let counts_events = expectations.iter().any(|e| matches!(e.subject, Subject::Events(_)));
         let items = expectations
             .into_iter()
-            .map(|exp| Item { exp, open: false, last_revision: None, verdict: None, figures: None })
+            .map(|exp| Item { exp, open: false, last_revision: None, verdict: None, figures: None, tally: Tally::default() })
             .collect();
-        Checker { items }
+        Checker { items, counts_events }
+    }
+
+    /// Counts `e` for every `events` expectation whose window it falls in: up to the end of
+    /// instant `T` for `at = T`; once a window has opened (after its first instant) otherwise.
+    pub fn on_event(&mut self, e: &TraceEvent) {
+        if !self.counts_events {
+            return;
+        }
+        let Ok(json) = serde_json::to_value(&e.what) else { return };
+        for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
+            let Subject::Events(want) = &item.exp.subject else { continue };
+            let counting = match item.exp.when {
+                When::At(t) => e.t <= t,
+                When::By { .. } | When::During { .. } => item.open,
+            };
+            if counting && want.matches(e, &json) {
+                item.tally.add(e.t);
+            }
+        }
     }
 
     /// Verdicts decided now that `now` has come, each with the instant it speaks of (always
@@ -49,7 +75,7 @@ impl Checker {
         for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
             match item.exp.when {
                 When::At(t) if t < now => {
-                    let verdict = match item.exp.subject.check(world) {
+                    let verdict = match item.eval(world) {
                         Ok(()) => Verdict::Held { converged: None },
                         Err(mismatch) => Verdict::Failed { at: t, mismatch },
                     };
@@ -58,27 +84,32 @@ impl Checker {
                 When::By { from, deadline } => {
                     if !item.open && from < now {
                         item.open = true;
-                        if item.exp.subject.holds(world) {
+                        if item.holds(world) {
                             let held = Verdict::Held { converged: Some(SimDuration::ZERO) };
                             notes.push((from, item.decide(world, held)));
                             continue;
                         }
                     }
                     if item.open && deadline < now {
-                        let mismatch = item.exp.subject.check(world).expect_err("not held yet");
+                        let mismatch = item.eval(world).expect_err("not held yet");
                         notes.push((deadline, item.decide(world, Verdict::Failed { at: deadline, mismatch })));
                     }
                 }
                 When::During { from, until } => {
                     if !item.open && from < now {
                         item.open = true;
-                        if let Err(mismatch) = item.exp.subject.check(world) {
+                        // A count is judged over the whole window, when it closes.
+                        if let (false, Err(mismatch)) = (item.counts(), item.eval(world)) {
                             notes.push((from, item.decide(world, Verdict::Failed { at: from, mismatch })));
                             continue;
                         }
                     }
                     if item.open && until < now {
-                        notes.push((until, item.decide(world, Verdict::Held { converged: None })));
+                        let verdict = match item.eval(world) {
+                            Ok(()) => Verdict::Held { converged: None },
+                            Err(mismatch) => Verdict::Failed { at: until, mismatch },
+                        };
+                        notes.push((until, item.decide(world, verdict)));
                     }
                 }
                 When::At(_) => {}
@@ -93,19 +124,31 @@ impl Checker {
     pub fn after_event(&mut self, t: SimTime, world: &World) -> Vec<CheckNote> {
         let mut notes = Vec::new();
         for item in self.items.iter_mut().filter(|i| i.open && i.verdict.is_none()) {
-            let revision = item.exp.subject.revision(world);
+            let revision = match item.counts() {
+                true => vec![(item.tally.count, 0)],
+                false => item.exp.subject.revision(world),
+            };
             if item.last_revision.as_ref() == Some(&revision) {
                 continue;
             }
             item.last_revision = Some(revision);
             match item.exp.when {
                 When::By { from, .. } => {
-                    if item.exp.subject.holds(world) {
+                    if item.holds(world) {
                         notes.push(item.decide(world, Verdict::Held { converged: Some(t.since(from)) }));
                     }
                 }
                 When::During { .. } => {
-                    if let Err(mismatch) = item.exp.subject.check(world) {
+                    // A count only grows: one past its `at_most` has failed already; one short
+                    // of its `at_least` may still get there before the window closes.
+                    let over = |i: &Item| {
+                        let Subject::Events(w) = &i.exp.subject else { return false };
+                        w.at_most.is_some_and(|m| i.tally.count > m)
+                    };
+                    if item.counts() && !over(item) {
+                        continue;
+                    }
+                    if let Err(mismatch) = item.eval(world) {
                         notes.push(item.decide(world, Verdict::Failed { at: t, mismatch }));
                     }
                 }
@@ -137,10 +180,31 @@ impl Checker {
 }
 
 impl Item {
+    /// Whether this is an `events` expectation, judged on its tally.
+    fn counts(&self) -> bool {
+        matches!(self.exp.subject, Subject::Events(_))
+    }
+
+    fn eval(&self, world: &World) -> Result<(), Mismatch> {
+        match &self.exp.subject {
+            Subject::Events(want) => want.judge(&self.tally),
+            subject => subject.check(world),
+        }
+    }
+
+    fn holds(&self, world: &World) -> bool {
+        match &self.exp.subject {
+            Subject::Events(want) => want.judge(&self.tally).is_ok(),
+            subject => subject.holds(world),
+        }
+    }
+
     fn decide(&mut self, world: &World, verdict: Verdict) -> CheckNote {
         self.open = false;
-        if let super::Subject::Sends(w) = &self.exp.subject {
-            self.figures = Some(w.figures(world));
+        match &self.exp.subject {
+            Subject::Sends(w) => self.figures = Some(w.figures(world)),
+            Subject::Events(_) => self.figures = Some(self.tally.text()),
+            _ => {}
         }
         let name = self.exp.name.clone();
         let note = match &verdict {

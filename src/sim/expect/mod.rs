@@ -4,18 +4,22 @@
 //! * `by` — *eventually*: the first time in `[from, deadline]` the claim holds is the
 //!   convergence time, reported as `time - from`;
 //! * `during` — *always*: the claim holds at the start of the interval and after every event
-//!   in it.
+//!   in it (a count of events, over the whole interval).
 
 pub mod checker;
+pub mod events_subject;
 pub mod nacos_subject;
 pub mod sends_subject;
 pub mod subject;
+#[cfg(test)]
+mod events_tests;
 #[cfg(test)]
 mod frames_tests;
 #[cfg(test)]
 mod tests;
 
 use crate::sim::clock::{SimDuration, SimTime};
+pub use events_subject::{EventsWant, Mention};
 pub use nacos_subject::{InstanceState, NacosSubject};
 pub use sends_subject::SendsWant;
 pub use subject::{RouteWant, Subject};

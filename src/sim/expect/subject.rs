@@ -1,6 +1,7 @@
 //! What an expectation is about, and how it is read off the world.
 
 use super::nacos_subject::NacosSubject;
+use super::events_subject::EventsWant;
 use super::sends_subject::SendsWant;
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
@@ -22,6 +23,9 @@ pub enum Subject {
     Nacos(NacosSubject),
     /// A producer's sends over the window (`super::sends_subject`).
     Sends(SendsWant),
+    /// How many trace events of a kind happened in the window (`super::events_subject`):
+    /// judged on the tally the checker keeps, never read off the world.
+    Events(EventsWant),
 }
 
 /// The parts of a route a scenario asserts; `None` fields are not checked.
@@ -99,6 +103,7 @@ impl Subject {
             }
             Subject::Nacos(n) => n.check(world),
             Subject::Sends(s) => s.check(world),
+            Subject::Events(_) => unreachable!("an events subject is judged on the checker's tally"),
         }
     }
 
@@ -111,6 +116,7 @@ impl Subject {
             Subject::Client { client, .. } => vec![world.client_revision(client)],
             Subject::Nacos(n) => n.revision(world),
             Subject::Sends(s) => vec![s.revision(world)],
+            Subject::Events(_) => unreachable!("an events subject is judged on the checker's tally"),
         }
     }
 }

@@ -15,6 +15,8 @@ pub struct Known<'a> {
     pub broker_names: &'a BTreeSet<String>,
     pub nacos: &'a super::nacos::NacosKnown,
     pub producers: &'a [super::producer::ProducerSpec],
+    /// Broker process → its address.
+    pub broker_addrs: &'a BTreeMap<String, String>,
 }
 
 pub fn expects(ctx: &mut Ctx, raw: Vec<S<RawExpect>>, known: &Known) -> Vec<Expectation> {
@@ -174,6 +176,7 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
     let nacos = super::nacos_expect::count(r);
     let count = [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some(), r.sends.is_some()]
         .iter()
+        .chain([&r.events.is_some()])
         .filter(|x| **x)
         .count()
         + nacos;
@@ -182,12 +185,15 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
             span,
             format!("an expectation needs exactly one subject, found {count}"),
             Some(
-                "one of `route`, `client`, `live`, `cluster`, `sends` (RocketMQ) or `instance`, `service`, `subscriber` (Nacos)",
+                "one of `route`, `client`, `live`, `cluster`, `sends` (RocketMQ), `instance`, `service`, `subscriber` (Nacos) or `events` (the trace)",
             ),
         );
     }
     if nacos == 1 {
         return super::nacos_expect::subject(ctx, r, known.nacos);
+    }
+    if let Some(events) = &r.events {
+        return super::events_expect::subject(ctx, events, known);
     }
     if let Some(sends) = &r.sends {
         return super::sends_expect::subject(ctx, sends, known.producers, known.broker_names);

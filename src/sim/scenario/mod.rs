@@ -6,6 +6,7 @@
 
 mod ctx;
 mod error;
+mod events_expect;
 mod expects;
 mod lifecycle;
 mod limits;

@@ -123,6 +123,8 @@ impl NacosSpecs {
 pub struct NacosKnown {
     /// Instance name → its service.
     pub instances: BTreeMap<String, ServiceKey>,
+    /// Instance name → its `ip:port`.
+    pub addrs: BTreeMap<String, String>,
     pub services: BTreeSet<ServiceKey>,
     /// Subscriber name → the services it subscribes to.
     pub subscribers: BTreeMap<String, Vec<ServiceKey>>,
@@ -136,7 +138,13 @@ impl NacosKnown {
             specs.apps.iter().flat_map(|a| &a.instances).map(|i| (i.name.clone(), i.service.clone())).collect();
         let services = instances.values().cloned().collect();
         let subscribers = specs.subscribers.iter().map(|s| (s.name.clone(), s.services.clone())).collect();
-        NacosKnown { instances, services, subscribers, broken }
+        let addrs = specs
+            .apps
+            .iter()
+            .flat_map(|a| &a.instances)
+            .map(|i| (i.name.clone(), format!("{}:{}", i.instance.ip, i.instance.port)))
+            .collect();
+        NacosKnown { instances, addrs, services, subscribers, broken }
     }
 }
 

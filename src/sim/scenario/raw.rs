@@ -269,7 +269,24 @@ pub struct RawExpect {
     pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
     pub sends: Option<S<RawSends>>,
+    pub events: Option<S<RawEvents>>,
     pub converges: Option<S<RawConverges>>,
+}
+
+/// The `events` subject: how many trace events of one kind the window holds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvents {
+    pub kind: S<String>,
+    pub area: Option<S<String>>,
+    pub actor: Option<S<String>>,
+    pub broker: Option<S<String>>,
+    pub instance: Option<S<String>>,
+    #[serde(rename = "where")]
+    pub fields: Option<S<BTreeMap<String, S<toml::Value>>>>,
+    pub count: Option<S<i64>>,
+    pub at_least: Option<S<i64>>,
+    pub at_most: Option<S<i64>>,
 }
 
 /// `converges = { p50 = "100s..115s", p99 = "125s", max = "126s" }`: bounds for `sweep`.

@@ -154,6 +154,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
         broker_names: &broker_names,
         nacos: &nacos_known,
         producers: &producers,
+        broker_addrs: &brokers.iter().map(|b| (b.name.clone(), b.config.addr.clone())).collect(),
     };
     let expects = super::expects::expects(ctx, raw.expect, &known);
     let timeline = timeline.placed.into_iter().map(|p| p.event).collect();

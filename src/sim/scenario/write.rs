@@ -283,6 +283,7 @@ fn expect(out: &mut String, e: &Expectation) {
         }
         Subject::Nacos(n) => super::write_nacos::subject(n),
         Subject::Sends(w) => super::sends_expect::write(w),
+        Subject::Events(w) => super::events_expect::write(w),
     };
     let _ = writeln!(out, "{subject}");
     if !e.converges.is_empty() {
