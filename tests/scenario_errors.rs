@@ -327,3 +327,35 @@ fn an_events_subject_that_is_right_loads_and_writes_back() {
     let again = parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.expects, s.expects);
 }
+
+#[test]
+fn live_fields_and_topic_queries_are_checked_where_they_are_written() {
+    let exp = |subject: &str| format!("\n[[expect]]\nname = \"x\"\nat = \"1m\"\n{subject}\n");
+    let e = one(&exp(r#"live = { namesrv = "ns1", broker = "a0", present = false, timeout = "120s" }"#));
+    assert!(e.contains("t.toml:18:8: `data_version`, `last_update` and `timeout` describe a present entry"), "{e}");
+    let e = one(&exp(r#"live = { namesrv = "ns1", broker = "a0", present = true, last_update = "2 s" }"#));
+    assert!(e.contains("invalid duration \"2 s\""), "{e}");
+    let e = one(&exp(r#"live = { namesrv = "ns1", broker = "a0", present = true, data_version = -2 }"#));
+    assert!(e.contains("data_version must be between 0 and"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns1", query = "every", topics = [] }"#));
+    assert!(e.contains("unknown topic-list query \"every\"") && e.contains("one of all, cluster, system"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns1", query = "cluster", topics = [] }"#));
+    assert!(e.contains("`query = \"cluster\"` needs `cluster`"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns1", query = "all", cluster = "c", topics = [] }"#));
+    assert!(e.contains("`cluster` belongs only to `query = \"cluster\"`"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns1", query = "all", broker_addr = "10.0.0.1:10911" }"#));
+    assert!(e.contains("only `query = \"system\"` answers a broker address"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns1", query = "all" }"#));
+    assert!(e.contains("a topics subject needs a claim"), "{e}");
+    let e = one(&exp(r#"topics = { namesrv = "ns9", query = "all", topics = [] }"#));
+    assert!(e.contains("ns9"), "{e}");
+    // And what is right loads and writes back.
+    use routesim::sim::scenario::to_toml;
+    let good = exp(concat!(
+        r#"topics = { namesrv = "ns1", query = "cluster", cluster = "DefaultCluster", includes = ["Orders"] }"#,
+        "\n\n[[expect]]\nname = \"y\"\nat = \"1m\"\n",
+        r#"live = { namesrv = "ns1", broker = "a0", present = true, last_update = "40.005s", timeout = "2m", data_version = 0 }"#
+    ));
+    let s = parse(Path::new("t.toml"), &format!("{GOOD}{good}")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}")).expects, s.expects);
+}

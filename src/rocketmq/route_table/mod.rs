@@ -42,6 +42,7 @@ mod outcome;
 mod register;
 mod register_topics;
 mod route;
+mod topics;
 mod unregister;
 
 #[cfg(test)]
@@ -70,6 +71,7 @@ pub use outcome::{
     RegisterOutcome, RegisterStop, TopicPass, UnregisterReport, UnregisterStep,
 };
 pub use route::SYNC_BROKER_MEMBER_GROUP_PREFIX;
+pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;

@@ -44,7 +44,14 @@ impl Checker {
         let counts_events = expectations.iter().any(|e| matches!(e.subject, Subject::Events(_)));
         let items = expectations
             .into_iter()
-            .map(|exp| Item { exp, open: false, last_revision: None, verdict: None, figures: None, tally: Tally::default() })
+            .map(|exp| Item {
+                exp,
+                open: false,
+                last_revision: None,
+                verdict: None,
+                figures: None,
+                tally: Tally::default(),
+            })
             .collect();
         Checker { items, counts_events }
     }

@@ -81,7 +81,8 @@ impl EventsWant {
     /// Whether `e`, as `json` (its `What` serialised), is one this subject counts.
     pub fn matches(&self, e: &TraceEvent, json: &Value) -> bool {
         let field = |k: &str| json.get(k).and_then(Value::as_str);
-        if field("event") != Some(self.kind.as_str()) || self.area.as_deref().is_some_and(|a| field("area") != Some(a)) {
+        if field("event") != Some(self.kind.as_str()) || self.area.as_deref().is_some_and(|a| field("area") != Some(a))
+        {
             return false;
         }
         if let Some(actor) = &self.actor {
@@ -92,7 +93,11 @@ impl EventsWant {
         }
         let fields_match = self.fields.iter().all(|(k, want)| match json.get(k) {
             Some(Value::String(s)) => s == want,
-            Some(other) => other.to_string() == *want,
+            // Numbers and booleans as the scenario wrote them: `10200`, `true`.
+            Some(other) => {
+                let text = other.to_string();
+                text == *want
+            }
             None => false,
         });
         fields_match && self.about.as_ref().is_none_or(|m| m.in_event(e, json))

@@ -8,13 +8,16 @@
 
 pub mod checker;
 pub mod events_subject;
-pub mod nacos_subject;
-pub mod sends_subject;
-pub mod subject;
 #[cfg(test)]
 mod events_tests;
 #[cfg(test)]
 mod frames_tests;
+pub mod nacos_subject;
+pub mod sends_subject;
+pub mod subject;
+pub mod table_subject;
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +26,7 @@ pub use events_subject::{EventsWant, Mention};
 pub use nacos_subject::{InstanceState, NacosSubject};
 pub use sends_subject::SendsWant;
 pub use subject::{RouteWant, Subject};
+pub use table_subject::{LiveWant, TopicsWant};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expectation {

@@ -1,8 +1,9 @@
 //! What an expectation is about, and how it is read off the world.
 
-use super::nacos_subject::NacosSubject;
 use super::events_subject::EventsWant;
+use super::nacos_subject::NacosSubject;
 use super::sends_subject::SendsWant;
+use super::table_subject::{LiveWant, TopicsWant};
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
@@ -15,8 +16,11 @@ pub enum Subject {
     Route { namesrv: String, topic: String, want: RouteWant },
     /// A client's cached route for a topic (what it would send with).
     Client { client: String, topic: String, want: RouteWant },
-    /// Whether a broker process has an entry in a name server's `brokerLiveTable`.
-    Live { namesrv: String, broker: String, present: bool },
+    /// Whether a broker process has an entry in a name server's `brokerLiveTable`, and what
+    /// a present one holds.
+    Live { namesrv: String, broker: String, present: bool, entry: LiveWant },
+    /// A name server's answer to a topic-list query (`getAllTopicList`, ...).
+    Topics { namesrv: String, want: TopicsWant },
     /// The broker names a name server lists under a cluster (`clusterAddrTable`).
     Cluster { namesrv: String, cluster: String, brokers: BTreeSet<String> },
     /// A Nacos instance, service or subscriber view (`super::nacos_subject`).
@@ -79,16 +83,28 @@ impl Subject {
                 let writable = core.publish_queues(topic).values().sum();
                 want.check(core.route(topic), Some(writable))
             }
-            Subject::Live { namesrv, broker, present } => {
+            Subject::Live { namesrv, broker, present, entry } => {
                 let facts = &world.brokers[broker];
                 let key = BrokerAddrInfo::new(&facts.cluster, &facts.addr);
-                let is = world.namesrv(namesrv).is_some_and(|t| t.borrow().broker_live_table().contains_key(&key));
+                let table = world.namesrv(namesrv);
+                let table = table.as_ref().map(|t| t.borrow());
+                let found = table.as_ref().and_then(|t| t.broker_live_table().get(&key).cloned());
                 let word = |p: bool| if p { "live entry present" } else { "no live entry" };
-                if is == *present {
-                    Ok(())
-                } else {
-                    Err(Mismatch { expected: format!("{broker} ({key}): {}", word(*present)), got: word(is).into() })
+                match (&found, *present) {
+                    (Some(e), true) => entry
+                        .check(e)
+                        .map_err(|(expected, got)| Mismatch { expected: format!("{broker} ({key}): {expected}"), got }),
+                    (None, false) => Ok(()),
+                    (_, _) => Err(Mismatch {
+                        expected: format!("{broker} ({key}): {}", word(*present)),
+                        got: word(found.is_some()).into(),
+                    }),
                 }
+            }
+            Subject::Topics { namesrv, want } => {
+                let table = world.namesrv(namesrv);
+                let table = table.as_ref().map(|t| t.borrow());
+                want.check(table.as_deref())
             }
             Subject::Cluster { namesrv, cluster, brokers } => {
                 let got: BTreeSet<String> = world
@@ -110,7 +126,10 @@ impl Subject {
     /// Changes whenever the answer of `check` could change.
     pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
         match self {
-            Subject::Route { namesrv, .. } | Subject::Live { namesrv, .. } | Subject::Cluster { namesrv, .. } => {
+            Subject::Route { namesrv, .. }
+            | Subject::Live { namesrv, .. }
+            | Subject::Cluster { namesrv, .. }
+            | Subject::Topics { namesrv, .. } => {
                 vec![world.namesrv_revision(namesrv)]
             }
             Subject::Client { client, .. } => vec![world.client_revision(client)],

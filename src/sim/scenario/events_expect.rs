@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 pub const KINDS: &[(&str, &[&str])] = &[
     ("run", &["begin", "process_started", "end"]),
     ("fault", &["applied"]),
-    ("net", &["dropped", "lost", "retransmitted", "gave_up", "connect_failed", "closed", "reset", "unparked", "opened"]),
+    (
+        "net",
+        &["dropped", "lost", "retransmitted", "gave_up", "connect_failed", "closed", "reset", "unparked", "opened"],
+    ),
     ("check", &["held", "failed", "violated"]),
     (
         "rmq",
@@ -96,7 +99,9 @@ pub fn subject(ctx: &mut Ctx, raw: &S<RawEvents>, known: &Known) -> Option<Subje
     if areas.is_empty() {
         let every = KINDS.iter().flat_map(|(_, ks)| ks.iter().copied());
         let help = match nearest(&kind, every) {
-            Some(n) => format!("did you mean {n:?}? (the kinds are the trace's `event` names, docs/scenario-format.md)"),
+            Some(n) => {
+                format!("did you mean {n:?}? (the kinds are the trace's `event` names, docs/scenario-format.md)")
+            }
             None => "the kinds are the trace's `event` names, listed in docs/scenario-format.md".into(),
         };
         ctx.error(r.kind.span(), format!("no trace event is called {kind:?}"), Some(help));

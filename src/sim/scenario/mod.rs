@@ -19,6 +19,7 @@ mod producer;
 mod raw;
 mod raw_nacos;
 mod sends_expect;
+mod table_expect;
 mod timeline;
 mod validate;
 mod write;

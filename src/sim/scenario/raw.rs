@@ -270,6 +270,7 @@ pub struct RawExpect {
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
     pub sends: Option<S<RawSends>>,
     pub events: Option<S<RawEvents>>,
+    pub topics: Option<S<RawTopics>>,
     pub converges: Option<S<RawConverges>>,
 }
 
@@ -328,6 +329,22 @@ pub struct RawLive {
     pub namesrv: S<String>,
     pub broker: S<String>,
     pub present: bool,
+    pub data_version: Option<S<i64>>,
+    pub last_update: Option<S<String>>,
+    pub timeout: Option<S<String>>,
+}
+
+/// The `topics` subject: a topic-list query's answer.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopics {
+    pub namesrv: S<String>,
+    pub query: S<String>,
+    pub cluster: Option<S<String>>,
+    pub topics: Option<Vec<S<String>>>,
+    pub includes: Option<Vec<S<String>>>,
+    pub excludes: Option<Vec<S<String>>>,
+    pub broker_addr: Option<S<String>>,
 }
 
 #[derive(Deserialize)]

@@ -88,7 +88,8 @@ fn check_name(ctx: &mut Ctx, name: &S<String>) {
     let tail = super::expects::offset_split(text).map(|(_, _, d)| d);
     if parse_duration(text).is_ok() || tail.is_some_and(|d| parse_duration(d).is_ok()) {
         let msg = format!("the event name {:?} reads as a time", name.get_ref());
-        let help = "expectations anchor on names as \"NAME\", \"NAME + 5s\" or \"NAME - 5s\"; use words, e.g. \"kill a0\"";
+        let help =
+            "expectations anchor on names as \"NAME\", \"NAME + 5s\" or \"NAME - 5s\"; use words, e.g. \"kill a0\"";
         ctx.error(name.span(), msg, Some(help.into()));
     }
 }

@@ -275,9 +275,10 @@ fn expect(out: &mut String, e: &Expectation) {
         Subject::Client { client, topic, want } => {
             format!("client = {{ client = {}, topic = {}{} }}", q(client), q(topic), want_fields(want))
         }
-        Subject::Live { namesrv, broker, present } => {
-            format!("live = {{ namesrv = {}, broker = {}, present = {present} }}", q(namesrv), q(broker))
+        Subject::Live { namesrv, broker, present, entry } => {
+            super::table_expect::write_live(namesrv, broker, *present, entry)
         }
+        Subject::Topics { namesrv, want } => super::table_expect::write_topics(namesrv, want),
         Subject::Cluster { namesrv, cluster, brokers } => {
             format!("cluster = {{ namesrv = {}, cluster = {}, brokers = {} }}", q(namesrv), q(cluster), list(brokers))
         }

@@ -1,0 +1,108 @@
+//! The `live` entry fields and the `topics` queries on a run: one broker registering with one
+//! name server, then changing its topics.
+
+use super::Verdict;
+use crate::sim::runner::{run, RunOptions};
+use crate::sim::scenario::parse;
+use std::path::Path;
+
+const CLUSTER: &str = r#"
+[scenario]
+name = "tables"
+seed = 1
+duration = "3m"
+
+[[namesrv]]
+name = "ns1"
+
+[[broker]]
+name = "a0"
+broker_name = "broker-a"
+addr = "10.0.0.1:10911"
+topics = [{ name = "Orders", read = 4, write = 4 }]
+
+[[action]]
+name = "add Payments"
+at = "70s"
+upsert_topic = { broker = "a0", name = "Payments" }
+"#;
+
+fn verdicts(expects: &str) -> Vec<(String, Verdict)> {
+    let scenario = parse(Path::new("t.toml"), &format!("{CLUSTER}\n{expects}")).unwrap_or_else(|e| panic!("{e}"));
+    run(&scenario, RunOptions::default()).verdicts.into_iter().map(|(e, v)| (e.name, v)).collect()
+}
+
+#[test]
+fn a_live_entry_shows_its_last_update_timeout_and_data_version() {
+    // a0's start-up registration opens the channel and returns at 0.004 s, which schedules
+    // the periodic one 10 s later, then every 30 s (BrokerController#start), each landing
+    // 1 ms after it is sent: 10.005 s, 40.005 s, 70.005 s. `updateTopic` bumps the topic
+    // config's DataVersion (TopicConfigManager#updateTopicConfig → nextVersion) and registers
+    // at once.
+    let v = verdicts(
+        r#"
+[[expect]]
+name = "registered at 40.005 s, 120 s timeout, first config"
+at = "60s"
+live = { namesrv = "ns1", broker = "a0", present = true, last_update = "40.005s", timeout = "120s", data_version = 0 }
+
+[[expect]]
+name = "a new topic is a new DataVersion"
+after = "add Payments"
+within = "1s"
+live = { namesrv = "ns1", broker = "a0", present = true, data_version = 1 }
+
+[[expect]]
+name = "wrong on purpose"
+at = "60s"
+live = { namesrv = "ns1", broker = "a0", present = true, last_update = "10.005s", timeout = "10s" }
+"#,
+    );
+    assert!(v[0].1.held() && v[1].1.held(), "{v:#?}");
+    let Verdict::Failed { mismatch, .. } = &v[2].1 else { panic!("{v:#?}") };
+    assert_eq!(mismatch.expected, "a0 (DefaultCluster/10.0.0.1:10911): last update 10.005s, timeout 10s");
+    assert_eq!(mismatch.got, "last update 40.005s, timeout 2m");
+}
+
+#[test]
+fn the_topic_lists_answer_as_the_name_server_holds_them() {
+    let v = verdicts(
+        r#"
+[[expect]]
+name = "all"
+at = "60s"
+topics = { namesrv = "ns1", query = "all", includes = ["Orders", "SELF_TEST_TOPIC"], excludes = ["Payments"] }
+
+[[expect]]
+name = "by cluster, after the new topic"
+after = "add Payments"
+within = "1s"
+topics = { namesrv = "ns1", query = "cluster", cluster = "DefaultCluster", includes = ["Orders", "Payments"] }
+
+[[expect]]
+name = "an unknown cluster has none"
+at = "60s"
+topics = { namesrv = "ns1", query = "cluster", cluster = "Elsewhere", topics = [] }
+
+[[expect]]
+name = "system: the cluster and group names, and an address"
+at = "60s"
+topics = { namesrv = "ns1", query = "system", topics = ["DefaultCluster", "broker-a"], broker_addr = "10.0.0.1:10911" }
+
+[[expect]]
+name = "no unit topics"
+at = "60s"
+topics = { namesrv = "ns1", query = "unit", topics = [] }
+
+[[expect]]
+name = "wrong on purpose"
+at = "60s"
+topics = { namesrv = "ns1", query = "system", topics = ["DefaultCluster"] }
+"#,
+    );
+    let held: Vec<bool> = v.iter().map(|(_, v)| v.held()).collect();
+    assert_eq!(held, [true, true, true, true, true, false], "{v:#?}");
+    let Verdict::Failed { mismatch, .. } = &v[5].1 else { unreachable!() };
+    assert_eq!(mismatch.expected, "getSystemTopicList exactly [DefaultCluster]");
+    assert_eq!(mismatch.got, "[DefaultCluster, broker-a]");
+}
