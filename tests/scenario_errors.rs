@@ -276,7 +276,7 @@ fn an_anchor_minus_an_offset_is_checked_like_a_plus() {
     let e = one(&exp("kill-a0 - 1 s"));
     assert!(e.contains("invalid duration \"1 s\" after `-`") && e.contains("help: write it \"kill-a0 - 1s\""), "{e}");
     // A hyphen inside a name is part of it: "kill-a0" is the fault, not "kill" minus "a0".
-    let valid = |at: &str| parse(Path::new("t.toml"), &format!("{GOOD}{}", exp(at))).map(|s| s.expects[0].when.clone());
+    let valid = |at: &str| parse(Path::new("t.toml"), &format!("{GOOD}{}", exp(at))).map(|s| s.expects[0].when);
     use routesim::sim::{clock::SimTime, expect::When};
     assert_eq!(valid("kill-a0").unwrap(), When::At(SimTime(60_000)));
     assert_eq!(valid("kill-a0 - 1ms").unwrap(), When::At(SimTime(59_999)));
