@@ -141,9 +141,10 @@ pub fn run(args: RunArgs) -> u8 {
                     return INVALID;
                 }
             };
-        let diagram_view = args.diagram.is_some().then(|| {
-            Rc::new(RefCell::new(DiagramView::new(&scenario, diagram_window.unwrap_or(window))))
-        });
+        let diagram_view = args
+            .diagram
+            .is_some()
+            .then(|| Rc::new(RefCell::new(DiagramView::new(&scenario, diagram_window.unwrap_or(window)))));
         let report_view = args.report.is_some().then(|| Rc::new(RefCell::new(ReportView::new(&scenario, window))));
         if let Some(v) = &diagram_view {
             trace.watchers.push(Box::new(v.clone()));

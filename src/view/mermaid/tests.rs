@@ -1,8 +1,8 @@
 //! The diagram's folding rules, on hand-made traffic.
 
+use super::diagram::text;
 use super::diagram::Diagram;
 use super::fold::timeless;
-use super::diagram::text;
 use crate::sim::clock::SimTime;
 
 fn at(ms: u64) -> SimTime {
@@ -65,9 +65,8 @@ fn routine_messages_between_interesting_ones_fold_with_their_counts() {
     }
     d.note("ns1", at(200_000), "expired");
     let out = d.render(|_| (0, false), None);
-    assert!(out.contains(
-        "loop routine traffic 0.000s to 120.000s\n        a0->>ns1: REGISTER_BROKER (periodic) ×5\n    end"
-    ));
+    assert!(out
+        .contains("loop routine traffic 0.000s to 120.000s\n        a0->>ns1: REGISTER_BROKER (periodic) ×5\n    end"));
 }
 
 #[test]
