@@ -337,3 +337,23 @@ fn nacos_switch_is_refused_when_written_wrong() {
     assert_refused(&table(r#"{ client_beat_interval = 9999999999999 }"#), "9999999999999", &["at most"]);
     assert_refused(&table(r#"{ light_beat_enabled = "no" }"#), r#""no""#, &["expected a boolean"]);
 }
+
+#[test]
+fn explain_and_the_diagram_name_the_java_method_behind_each_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "t.toml", format!("{BASE}{SHORTEN}{DEREGISTER}{SWITCHES}"));
+    let (explained, err) = text(&routesim(&["explain", file.to_str().unwrap()]));
+    for says in [
+        "InstanceController#update → InstanceOperatorClientImpl#updateInstance(orders-1",
+        "unhealthy after 6s, deleted after 8s",
+        "OperatorController#updateSwitch → SwitchManager#update on nacos1",
+        "NacosNamingService#deregisterInstance(orders-1) → BeatReactor#removeBeatInfo",
+    ] {
+        assert!(explained.contains(says), "{says:?} missing from:\n{explained}\n{err}");
+    }
+    let mmd = dir.path().join("t.mmd");
+    let out = routesim(&["run", file.to_str().unwrap(), "--diagram", mmd.to_str().unwrap()]);
+    let diagram = std::fs::read_to_string(&mmd).unwrap_or_else(|_| panic!("{:?}", text(&out)));
+    assert!(diagram.contains("updateInstance (console) orders-1"), "{diagram}");
+    assert!(diagram.contains("updateSwitch: clientBeatInterval=10000"), "{diagram}");
+}

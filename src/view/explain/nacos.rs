@@ -208,13 +208,16 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         MetadataUpdated { service, client, cluster, metadata, timeouts } => {
             let then = match timeouts {
                 Some(t) => format!(
-                    "UnhealthyInstanceChecker / ExpiredInstanceChecker#getTimeout and getHeartBeatInterval read it                      before the register-time metadata, key by key: {}",
+                    "UnhealthyInstanceChecker / ExpiredInstanceChecker#getTimeout and getHeartBeatInterval read it \
+                     before the register-time metadata, key by key: {}",
                     notes_ops::timeouts_text(t)
                 ),
                 None => "the instance is not registered here: the metadata waits for it".into(),
             };
             format!(
-                "InstanceController#update → InstanceOperatorClientImpl#updateInstance({}, metadataId {}:{}:{cluster}):                  NamingMetadataManager stores {} (replacing any earlier edit; the client's own metadata is untouched)                  → ServiceChangedEvent (a push 500 ms on); {then}",
+                "InstanceController#update → InstanceOperatorClientImpl#updateInstance({}, metadataId {}:{}:{cluster}): \
+                 NamingMetadataManager stores {} (replacing any earlier edit; the client's own metadata is \
+                 untouched) → ServiceChangedEvent (a push 500 ms on); {then}",
                 who(service, client),
                 client.ip,
                 client.port,
@@ -222,7 +225,8 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
             )
         }
         MetadataRefused { service, client, message } => format!(
-            "InstanceOperatorClientImpl#updateInstance({} in {service}): no service singleton here → INVALID_PARAM              \"{message}\"; nothing is stored",
+            "InstanceOperatorClientImpl#updateInstance({} in {service}): no service singleton here → INVALID_PARAM \
+             \"{message}\"; nothing is stored",
             who(service, client)
         ),
         SwitchesSet { set, .. } => format!(
