@@ -10,7 +10,11 @@
 //! `InstanceMetadata` stored under `metadataId = ip:port:cluster` (`buildMetadata`: the request's
 //! weight, enabled and metadata map). `InstanceMetadataProcessor#updateInstanceMetadata` then
 //! publishes a `ServiceChangedEvent`: subscribers get a push. The instance need not be
-//! registered: the metadata waits for it.
+//! registered: the metadata waits for it. The console's edit dialog sends the instance's weight
+//! and enabled flag back as they are; the model stores the metadata map only, so pushes and
+//! lists carry the register-time weight and flag, as they would. Not modelled: the batch
+//! endpoint (`PUT /instance/metadata/batch`, `batchUpdateMetadata`), which *merges* keys into
+//! the stored map instead of replacing it.
 //!
 //! Every reader looks there *first*, key by key, and only then at the register-time
 //! `extendDatum`: `UnhealthyInstanceChecker#getTimeout` and `ExpiredInstanceChecker#getTimeout`
