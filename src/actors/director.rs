@@ -52,6 +52,8 @@ pub struct Director {
     nacos: BTreeMap<String, nacos::NacosProc>,
     /// Each broker's `topics.json` DataVersion, which survives its restarts.
     disks: BTreeMap<String, Rc<Cell<Option<DataVersion>>>>,
+    /// Each naming server's console metadata as it stopped: the CP protocol wrote it to disk.
+    console: BTreeMap<String, nacos::Console>,
 }
 
 impl Director {
@@ -80,6 +82,7 @@ impl Director {
             hung_since: BTreeMap::new(),
             nacos,
             disks: BTreeMap::new(),
+            console: BTreeMap::new(),
         }
     }
 
@@ -199,6 +202,9 @@ impl Director {
     /// sees the process's memory gone (explain mode shows the emptied tables at the crash, not
     /// at whatever event happens next).
     fn stopped(&mut self, name: &str, how: ProcStop) {
+        if matches!(self.running.get(name), Some(Running::NacosServer(..))) {
+            self.keep_console(name);
+        }
         let world = &self.env.obs.world;
         match self.running.get(name) {
             Some(Running::Namesrv(_)) => world.set_namesrv(name, None),
@@ -320,6 +326,11 @@ impl Director {
                     b.do_send(SetPermission(*perm));
                 }
             }
+            Action::UpdateMetadata { instance, servers, metadata } => {
+                self.update_metadata(&event.name, instance, servers, metadata)
+            }
+            Action::Deregister { instance, app } => self.deregister_instance(app, instance),
+            Action::NacosSwitch { servers, switches } => self.nacos_switch(&event.name, servers, *switches),
         }
     }
 

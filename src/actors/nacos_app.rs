@@ -19,13 +19,16 @@ use crate::actors::network::Stop as ProcStop;
 use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
 use crate::nacos::notes::{NacosNote, RegisterReason};
 use crate::nacos::types::{Instance, ServiceKey};
-use crate::nacos::wire::{Answer, BeatReq, DeregisterReq, NacosMsg, RegisterReq};
+use crate::nacos::wire::{Answer, BeatReq, NacosMsg, RegisterReq};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+mod deregister;
+pub use deregister::DeregisterInstance;
 
 /// One instance the application registers.
 #[derive(Clone, Debug)]
@@ -53,8 +56,10 @@ enum Purpose {
         task: TaskId,
         light: bool,
     },
+    /// `shutdown`: one of the shutdown hook's, which goes on with the next instance.
     Deregister {
         idx: usize,
+        shutdown: bool,
     },
 }
 
@@ -225,12 +230,14 @@ impl NacosApp {
                 self.env.record(NacosNote::Registered { instance: self.instances[idx].name.clone(), server });
                 self.beat_task_registered(idx, then, ctx);
             }
-            Outcome::Answered { purpose: Purpose::Deregister { idx }, server, .. } => {
+            Outcome::Answered { purpose: Purpose::Deregister { idx, shutdown }, server, .. } => {
                 self.env.record(NacosNote::Deregistered {
                     instance: self.instances[idx].name.clone(),
                     server: Some(server),
                 });
-                self.deregister_next(ctx);
+                if shutdown {
+                    self.deregister_next(ctx);
+                }
             }
             Outcome::Failed { purpose: Purpose::Beat { idx, task, .. }, api, failure } => {
                 let next_beat = self.reactor.on_failure(task);
@@ -248,9 +255,11 @@ impl NacosApp {
                 self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
                 self.beat_task_registered(idx, then, ctx);
             }
-            Outcome::Failed { purpose: Purpose::Deregister { idx }, .. } => {
+            Outcome::Failed { purpose: Purpose::Deregister { idx, shutdown }, .. } => {
                 self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name.clone(), server: None });
-                self.deregister_next(ctx);
+                if shutdown {
+                    self.deregister_next(ctx);
+                }
             }
         }
     }
@@ -290,15 +299,7 @@ impl NacosApp {
             return;
         };
         self.shutdown = Some(idx + 1);
-        let i = &self.instances[idx];
-        self.env.record(NacosNote::Deregistering { instance: i.name.clone() });
-        let (ip, port) = (i.instance.ip.clone(), i.instance.port);
-        self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
-        let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
-        let msg = NacosMsg::Deregister(Arc::new(req));
-        if let Some(o) = self.http.call(Purpose::Deregister { idx }, msg, ctx) {
-            self.outcome(o, ctx);
-        }
+        self.deregister(idx, true, ctx);
     }
 }
 

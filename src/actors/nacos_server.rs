@@ -319,3 +319,48 @@ impl Handler<Stop> for NacosServer {
         ctx.stop();
     }
 }
+
+/// The console's `PUT /nacos/v1/ns/instance` (`InstanceController#update`): see
+/// `nacos::naming::NamingServer::update_instance`.
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct UpdateInstance {
+    pub service: crate::nacos::types::ServiceKey,
+    pub client: ClientKey,
+    pub cluster: Arc<str>,
+    pub metadata: Arc<crate::nacos::types::Metadata>,
+}
+
+impl Handler<UpdateInstance> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, m: UpdateInstance, ctx: &mut Context<Self>) {
+        let now = self.env.now();
+        let result = self.core.borrow_mut().update_instance(now, &m.service, &m.client, &m.cluster, m.metadata);
+        match result {
+            Ok(changes) => self.changed(changes, ctx),
+            Err(message) => self.env.record(NacosNote::MetadataRefused {
+                service: m.service,
+                client: m.client,
+                message: Arc::from(message),
+            }),
+        }
+    }
+}
+
+/// `PUT /nacos/v1/ns/operator/switches` (`OperatorController#updateSwitch`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetSwitches(pub crate::nacos::naming::Switches);
+
+impl Handler<SetSwitches> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, SetSwitches(set): SetSwitches, _: &mut Context<Self>) {
+        self.core.borrow_mut().set_switches(set);
+        let config = self.core.borrow().config().clone();
+        self.env.record(NacosNote::SwitchesSet {
+            set,
+            client_beat_interval: config.client_beat_interval,
+            light_beat_enabled: config.light_beat_enabled,
+        });
+    }
+}

@@ -201,6 +201,7 @@ impl NamingServer {
                 self.reschedule(&key, now);
             }
         }
+        self.metadata_events(now, &out);
         out
     }
 

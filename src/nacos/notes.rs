@@ -6,8 +6,8 @@
 //! routine event, hidden from the default timeline.
 
 use crate::nacos::http::Failure;
-use crate::nacos::naming::{Change, RegisterSource};
-use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
+use crate::nacos::naming::{Change, RegisterSource, Switches, Timeouts};
+use crate::nacos::types::{ClientKey, Metadata, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::sim::clock::SimDuration;
 use serde::Serialize;
 use std::fmt;
@@ -115,6 +115,35 @@ pub enum NacosNote {
         subscriber: ClientKey,
     },
 
+    // ---- operator: console and switches (words in `notes_ops.rs`) ----
+    /// `InstanceOperatorClientImpl#updateInstance` stored console metadata; `timeouts` are the
+    /// registered instance's new readings (`None`: not registered here, the metadata waits).
+    MetadataUpdated {
+        service: ServiceKey,
+        client: ClientKey,
+        cluster: Arc<str>,
+        metadata: Arc<Metadata>,
+        timeouts: Option<Timeouts>,
+    },
+    /// `updateInstance` refused with INVALID_PARAM: no service singleton here.
+    MetadataRefused {
+        service: ServiceKey,
+        client: ClientKey,
+        message: Arc<str>,
+    },
+    /// `SwitchManager#update`: what was set, and the two switches now in force.
+    SwitchesSet {
+        set: Switches,
+        client_beat_interval: i64,
+        light_beat_enabled: bool,
+    },
+    /// An operator call for a server that is not running: it reaches nobody.
+    OperationMissed {
+        operation: String,
+        server: Arc<str>,
+        why: &'static str,
+    },
+
     // ---- health checker ----
     /// `silent` is the time since the last beat, so the last beat was at `t - silent`;
     /// `delete_timeout` is `None` when `ExpiredInstanceChecker` is off (`expireInstance=false`).
@@ -220,6 +249,9 @@ impl From<Change> for NacosNote {
                 services: published,
             },
             Change::Subscribed { service, subscriber } => NacosNote::Subscribed { service, subscriber },
+            Change::MetadataUpdated { service, client, cluster, metadata, timeouts } => {
+                NacosNote::MetadataUpdated { service, client, cluster, metadata, timeouts }
+            }
         }
     }
 }
@@ -231,11 +263,11 @@ impl From<NacosNote> for crate::sim::notes::What {
 }
 
 /// `15s`, `19.978s`, `250ms`.
-fn secs(d: SimDuration) -> String {
+pub(crate) fn secs(d: SimDuration) -> String {
     d.to_string()
 }
 
-fn ms(v: i64) -> String {
+pub(crate) fn ms(v: i64) -> String {
     if v >= 0 {
         secs(SimDuration(v as u64))
     } else {
@@ -316,6 +348,9 @@ impl fmt::Display for NacosNote {
                 secs(*silent)
             ),
             Subscribed { service, subscriber } => write!(f, "{service}: UDP subscriber {subscriber} added"),
+            MetadataUpdated { .. } | MetadataRefused { .. } | SwitchesSet { .. } | OperationMissed { .. } => {
+                f.write_str(&super::notes_ops::line(self))
+            }
             Unhealthy { service, client, silent, timeout, .. } => write!(
                 f,
                 "{service} {client}: no beat for {} > {}: unhealthy (UnhealthyInstanceChecker)",

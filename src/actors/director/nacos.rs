@@ -1,13 +1,24 @@
 //! The director's Nacos part: starting naming servers, applications and subscribers, SIGTERM for
-//! an application, and telling a naming server that it was paused.
+//! an application, telling a naming server that it was paused, and the Nacos operations: the
+//! console's metadata edit, an application's `deregisterInstance`, and the switches.
+//!
+//! The sim's naming servers are standalone (no Distro, no Raft group). An operation aimed at
+//! several servers is sent to each; one that is down or hung gets nothing, not even after a
+//! restart. What a server accepted survives its restarts, as Nacos keeps both through its CP
+//! protocol on disk: switches (`SwitchManager` → `PersistentConsistencyService`) and instance
+//! metadata (`InstanceMetadataProcessor`, a `RequestProcessor4CP`).
 
 use super::{Director, Running};
-use crate::actors::nacos_app::{AppInstance, NacosApp, Shutdown};
+use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
 use crate::actors::nacos_server::NacosServer;
+use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::naming::NamingServer;
+use crate::nacos::naming::{ConsoleMetadata, MetadataKey, Switches};
+use crate::nacos::notes::NacosNote;
 use crate::nacos::subscriber::SubscriberCore;
+use crate::nacos::types::{ClientKey, Metadata};
 use crate::sim::ids::NodeId;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec};
 use actix::prelude::*;
@@ -53,6 +64,9 @@ impl Director {
     /// A fresh server: empty tables, its cleaner and push grids from now (a restart forgets all).
     fn start_nacos_server(&mut self, spec: &NacosServerSpec) {
         let core = Rc::new(RefCell::new(NamingServer::new(spec.config.clone(), self.env.now())));
+        if let Some(kept) = self.console.get(&spec.name) {
+            core.borrow_mut().restore_console(kept.clone());
+        }
         if let Some(m) = self.env.mutation {
             core.borrow_mut().plant(m);
         }
@@ -117,6 +131,81 @@ impl Director {
     pub(super) fn nacos_resumed(&self, name: &str, since: crate::sim::clock::SimTime) {
         if let Some(Running::NacosServer(_, checker)) = self.running.get(name) {
             checker.do_send(Resumed { since });
+        }
+    }
+}
+
+/// A naming server's console metadata entries.
+pub(super) type Console = BTreeMap<MetadataKey, ConsoleMetadata>;
+
+impl Director {
+    /// Before a naming server stops: what its console metadata is, for its next start.
+    pub(super) fn keep_console(&mut self, name: &str) {
+        if let Some(core) = self.env.obs.world.nacos_server(name) {
+            let kept = core.borrow_mut().console_entries(self.env.now());
+            self.console.insert(name.to_string(), kept);
+        }
+    }
+
+    /// The server actor an operator's call reaches, or why none does.
+    fn reachable(&self, server: &str) -> Result<&Addr<NacosServer>, &'static str> {
+        match self.running.get(server) {
+            Some(Running::NacosServer(..)) if self.hung_since.contains_key(server) => Err("hung"),
+            Some(Running::NacosServer(addr, _)) => Ok(addr),
+            _ => Err("not running"),
+        }
+    }
+
+    fn missed(&self, operation: &str, server: &str, why: &'static str) {
+        let (operation, server) = (operation.to_string(), Arc::from(server));
+        self.env.record(NacosNote::OperationMissed { operation, server, why });
+    }
+
+    /// `update_metadata`: the console's `PUT /nacos/v1/ns/instance` on each server.
+    pub(super) fn update_metadata(&self, op: &str, instance: &str, servers: &[String], metadata: &Metadata) {
+        let Some(i) = self.scenario.nacos.apps.iter().flat_map(|a| &a.instances).find(|i| i.name == instance) else {
+            return;
+        };
+        let metadata = Arc::new(metadata.clone());
+        for s in servers {
+            match self.reachable(s) {
+                Ok(addr) => addr.do_send(UpdateInstance {
+                    service: i.service.clone(),
+                    client: ClientKey::new(&i.instance.ip, i.instance.port),
+                    cluster: i.instance.cluster.clone(),
+                    metadata: metadata.clone(),
+                }),
+                Err(why) => self.missed(op, s, why),
+            }
+        }
+    }
+
+    /// `deregister`: the application calls `NamingService#deregisterInstance`.
+    pub(super) fn deregister_instance(&self, app: &str, instance: &str) {
+        if let Some(Running::NacosApp(a)) = self.running.get(app) {
+            a.do_send(DeregisterInstance(Arc::from(instance)));
+        }
+    }
+
+    /// `nacos_switch`: `updateSwitch` on each server; a server that took it keeps it (its spec
+    /// is what a restart starts from).
+    pub(super) fn nacos_switch(&mut self, op: &str, servers: &[String], switches: Switches) {
+        for s in servers {
+            match self.reachable(s) {
+                Ok(addr) => {
+                    addr.do_send(SetSwitches(switches));
+                    if let Some(NacosProc::Server(i)) = self.nacos.get(s).copied() {
+                        let config = &mut self.scenario.nacos.servers[i].config;
+                        if let Some(v) = switches.client_beat_interval {
+                            config.client_beat_interval = v;
+                        }
+                        if let Some(v) = switches.light_beat_enabled {
+                            config.light_beat_enabled = v;
+                        }
+                    }
+                }
+                Err(why) => self.missed(op, s, why),
+            }
         }
     }
 }

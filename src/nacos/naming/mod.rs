@@ -7,6 +7,8 @@
 //! * `mod.rs` — the data, the config switches, what changed ([`Change`]), reads for observers.
 //! * `ops.rs` — the HTTP operations: `registerInstance`, `deregisterInstance`, `handleBeat`,
 //!   `getHeartBeatInterval`, `listInstance` (with its 1.x UDP subscription), `getPushData`.
+//! * `metadata.rs` — operator changes at runtime: the console's instance metadata
+//!   (`updateInstance`, `NamingMetadataManager`, `ExpiredMetadataCleaner`) and the switches.
 //! * `crate::nacos::health` — `ClientBeatCheckTaskV2` and `ExpiredClientCleaner`, and the
 //!   scheduler that runs them only at ticks where they change something.
 //!
@@ -24,11 +26,13 @@
 //! * **Sorted everywhere.** Java iterates `ConcurrentHashMap`s in hash order; we walk every map in
 //!   key order (`BTreeMap`s, or hash maps through `sorted` and [`IpPortClient::published`]),
 //!   so checks, cleanups and host lists come out the same every run.
-//! * **Not modelled:** console/`NamingMetadataManager` metadata edits (the first lookup of every
-//!   timeout, §2.3/§2.7 step 1), service-level `enableClientBeat`, the protect threshold (only
+//! * **Not modelled:** service-level `enableClientBeat`, the protect threshold (only
 //!   services created through the service API have the `ServiceMetadata` that enables it, and
 //!   scenarios create services only by registering), persistent instances, clusters filters.
 
+mod metadata;
+#[cfg(test)]
+mod metadata_tests;
 mod ops;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -40,6 +44,7 @@ use crate::nacos::types::{
     ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
 use crate::sim::clock::{SimDuration, SimTime};
+pub use metadata::{ConsoleMetadata, MetadataKey, Switches, EXPIRED_METADATA_TIME};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -97,7 +102,7 @@ impl Default for NamingConfig {
 
 /// The two timeouts of one instance and whether its checks are switched off, read once from its
 /// register-time metadata (`extendDatum` only changes when the instance is registered again).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Timeouts {
     /// `preserved.heart.beat.timeout` through `ConvertUtils.toLong` (non-numeric → 0), else 15 s.
     pub beat: i64,
@@ -188,6 +193,16 @@ pub enum Change {
     ClientRemoved { client: ClientKey, idle: SimDuration, published: Vec<ServiceKey>, subscribed: usize },
     /// `ServiceSubscribedEvent`: a first subscription, pushed to that subscriber alone.
     Subscribed { service: ServiceKey, subscriber: ClientKey },
+    /// `InstanceOperatorClientImpl#updateInstance` stored console metadata →
+    /// `ServiceChangedEvent`. `timeouts` are the published instance's new readings, `None` when
+    /// the instance is not registered here (the metadata waits for it).
+    MetadataUpdated {
+        service: ServiceKey,
+        client: ClientKey,
+        cluster: Arc<str>,
+        metadata: Arc<Metadata>,
+        timeouts: Option<Timeouts>,
+    },
 }
 
 impl Change {
@@ -198,7 +213,8 @@ impl Change {
             | Change::Deregistered { service, .. }
             | Change::HealthyAgain { service, .. }
             | Change::Unhealthy { service, .. }
-            | Change::Expired { service, .. } => std::slice::from_ref(service),
+            | Change::Expired { service, .. }
+            | Change::MetadataUpdated { service, .. } => std::slice::from_ref(service),
             Change::ClientRemoved { published, .. } => published,
             Change::Subscribed { .. } => &[],
         }
@@ -218,6 +234,10 @@ pub struct NamingServer {
     /// `ServiceStorage.serviceDataIndexes`: what list queries answer, refreshed by pushes.
     pub(crate) storage: BTreeMap<ServiceKey, Arc<ServiceInfo>>,
     pub(crate) schedule: Schedule,
+    /// `NamingMetadataManager`'s instance metadata, by `metadataId` (see `metadata.rs`).
+    pub(crate) console: BTreeMap<MetadataKey, ConsoleMetadata>,
+    /// Start-up: `ExpiredMetadataCleaner` runs from 5 s after it, every 5 s.
+    pub(crate) metadata_grid: SimTime,
     revision: u64,
 }
 
@@ -232,6 +252,8 @@ impl NamingServer {
             subscribers: BTreeMap::new(),
             storage: BTreeMap::new(),
             schedule: Schedule::new(now),
+            console: BTreeMap::new(),
+            metadata_grid: now,
             revision: 0,
         }
     }

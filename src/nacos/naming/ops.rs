@@ -1,7 +1,7 @@
 //! The naming server's HTTP operations (2.1.2 `InstanceController` → `InstanceOperatorClientImpl`
 //! → `EphemeralClientOperationServiceImpl`), each returning what changed.
 
-use super::{Change, IpPortClient, NamingServer, Published, RegisterSource, Timeouts};
+use super::{Change, IpPortClient, NamingServer, Published, RegisterSource};
 use crate::nacos::health::ClientSched;
 use crate::nacos::types::{ClientKey, Host, Instance, ServiceInfo, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::nacos::wire::{Answer, BeatReply, BeatReq, DeregisterReq, ListReq};
@@ -40,6 +40,8 @@ impl NamingServer {
         let key = ClientKey::new(&instance.ip, instance.port);
         let new_client = self.create_client_if_absent(&key, now);
         self.services.insert(service.clone());
+        self.clean_metadata(now);
+        let timeouts = self.timeouts_for(service, &key, &instance.cluster, &instance.metadata);
         let published = Published {
             ip: instance.ip.clone(),
             port: instance.port,
@@ -49,7 +51,7 @@ impl NamingServer {
             healthy: instance.healthy,
             metadata: instance.metadata.clone(),
             last_heart_beat: now,
-            timeouts: Timeouts::from_metadata(&instance.metadata),
+            timeouts,
         };
         let client = self.clients.get_mut(&key).expect("created above");
         client.publishers.insert(service.clone(), published);
@@ -57,7 +59,9 @@ impl NamingServer {
         self.publishers.entry(service.clone()).or_default().insert(key.clone());
         self.bump();
         self.reschedule(&key, now);
-        vec![Change::Registered { service: service.clone(), client: key, new_client, source }]
+        let changes = vec![Change::Registered { service: service.clone(), client: key, new_client, source }];
+        self.metadata_events(now, &changes);
+        changes
     }
 
     /// `deregisterInstance`: removes the client's instance for the service. The client itself stays
@@ -77,6 +81,7 @@ impl NamingServer {
             changes.push(Change::Deregistered { service: req.service.clone(), client: key.clone() });
         }
         self.reschedule(&key, now);
+        self.metadata_events(now, &changes);
         changes
     }
 
@@ -111,7 +116,7 @@ impl NamingServer {
         let known = self.clients.get(&key).is_some_and(|c| c.publishers.contains_key(&req.service));
         if !known {
             let Some(body) = &req.body else {
-                return (self.beat_answer(&req.service, &key, CODE_RESOURCE_NOT_FOUND), changes);
+                return (self.beat_answer(&req.service, &key, cluster, CODE_RESOURCE_NOT_FOUND), changes);
             };
             let instance = Instance {
                 ip: ip.clone(),
@@ -143,7 +148,7 @@ impl NamingServer {
             self.bump();
         }
         self.reschedule(&key, now);
-        (self.beat_answer(&req.service, &key, CODE_OK), changes)
+        (self.beat_answer(&req.service, &key, cluster, CODE_OK), changes)
     }
 
     /// Branch (D) for an instance the client already publishes — nearly every beat — with one
@@ -183,19 +188,28 @@ impl NamingServer {
         Some((Answer::Beat(reply), changes))
     }
 
-    fn beat_answer(&self, service: &ServiceKey, key: &ClientKey, code: i32) -> Answer {
+    fn beat_answer(&self, service: &ServiceKey, key: &ClientKey, cluster: &Arc<str>, code: i32) -> Answer {
         Answer::Beat(BeatReply {
-            client_beat_interval: self.heart_beat_interval(service, key),
+            client_beat_interval: self.heart_beat_interval(service, key, cluster),
             code,
             light_beat_enabled: self.config.light_beat_enabled,
         })
     }
 
-    /// `getHeartBeatInterval`: the instance's register-time `preserved.heart.beat.interval`
-    /// through `ConvertUtils.toLong` (non-numeric → 0, which the client ignores), else the
-    /// `clientBeatInterval` switch. Per-instance metadata wins over the switch (#3353).
-    pub fn heart_beat_interval(&self, service: &ServiceKey, key: &ClientKey) -> i64 {
-        let interval = self.instance(service, key).and_then(|p| p.timeouts.interval);
+    /// Nacos 2.x `InstanceOperatorClientImpl#getHeartBeatInterval`: `preserved.heart.beat.interval`
+    /// from the console metadata of `ip:port:cluster` — looked up even when the instance is not
+    /// published, so a 20404 answer carries it too — else from the registered instance's
+    /// metadata, through `ConvertUtils.toLong` (non-numeric → 0, which the client ignores), else
+    /// the `clientBeatInterval` switch. Per-instance metadata wins over the switch (#3353).
+    pub fn heart_beat_interval(&self, service: &ServiceKey, key: &ClientKey, cluster: &Arc<str>) -> i64 {
+        let console = || {
+            let m = self.console_metadata(service, key, cluster)?;
+            m.get(crate::nacos::types::HEART_BEAT_INTERVAL_KEY).map(|v| crate::nacos::types::to_long(v))
+        };
+        let interval = match self.instance(service, key) {
+            Some(p) => p.timeouts.interval,
+            None => console(),
+        };
         interval.unwrap_or(self.config.client_beat_interval)
     }
 

@@ -37,14 +37,14 @@ pub(crate) fn full(name: &str, port: u16, metadata: &[(&str, &str)]) -> BeatReq 
     BeatReq { body: Some(Arc::new(info)), ..light(name, port) }
 }
 
-fn beat_reply(a: &Answer) -> BeatReply {
+pub(crate) fn beat_reply(a: &Answer) -> BeatReply {
     match a {
         Answer::Beat(r) => *r,
         other => panic!("expected a beat answer, got {other:?}"),
     }
 }
 
-fn server() -> NamingServer {
+pub(crate) fn server() -> NamingServer {
     NamingServer::new(NamingConfig::default(), SimTime::ZERO)
 }
 
@@ -173,9 +173,13 @@ fn the_beat_interval_answer_comes_from_metadata_before_the_switch() {
     s.register(SimTime(0), &svc("a"), &instance(1, &[(HEART_BEAT_INTERVAL_KEY, "2000")]), RegisterSource::Request);
     s.register(SimTime(0), &svc("b"), &instance(2, &[(HEART_BEAT_INTERVAL_KEY, "2s")]), RegisterSource::Request);
     s.register(SimTime(0), &svc("c"), &instance(3, &[]), RegisterSource::Request);
-    assert_eq!(s.heart_beat_interval(&svc("a"), &key(1)), 2000);
-    assert_eq!(s.heart_beat_interval(&svc("b"), &key(2)), 0, "ConvertUtils.toLong: non-numeric -> 0");
-    assert_eq!(s.heart_beat_interval(&svc("c"), &key(3)), 5000);
+    assert_eq!(s.heart_beat_interval(&svc("a"), &key(1), &Arc::from("DEFAULT")), 2000);
+    assert_eq!(
+        s.heart_beat_interval(&svc("b"), &key(2), &Arc::from("DEFAULT")),
+        0,
+        "ConvertUtils.toLong: non-numeric -> 0"
+    );
+    assert_eq!(s.heart_beat_interval(&svc("c"), &key(3), &Arc::from("DEFAULT")), 5000);
     let (answer, _) = s.handle_beat(SimTime(1), &light("a", 1));
     assert_eq!(beat_reply(&answer).client_beat_interval, 2000);
 }

@@ -258,6 +258,7 @@ impl Monitor {
                 }
             }
             Action::Shutdown(p) => self.nacos.shutting_down(&p),
+            Action::Deregister { instance, .. } => self.nacos.deregistered(&instance),
             action @ (Action::Topic { .. }
             | Action::SetBrokerId { .. }
             | Action::BrokerPermission { .. }

@@ -11,7 +11,9 @@
 //!   state (deadlines in [`super::nacos_bounds`]).
 
 use super::arrival::{ArrivalKind, NacosArrival, Seen};
-use super::nacos_bounds::{acted_by, beat_cycle, documented_timeouts, premature, Recovery};
+use super::nacos_bounds::{
+    acted_by, answered_intervals, beat_cycle, documented_timeouts, edited_instances, premature, Recovery,
+};
 use super::Invariant;
 use crate::nacos::naming::{NamingServer, Timeouts};
 use crate::nacos::notes::NacosNote;
@@ -64,6 +66,8 @@ pub struct NacosWatch {
     app_started: BTreeMap<String, SimTime>,
     /// Applications told to shut down (and not started again since): they deregister on purpose.
     stopping: BTreeSet<String>,
+    /// Instances their application deregistered (`deregister`), until it starts again.
+    withdrawn: BTreeSet<String>,
 }
 
 impl NacosWatch {
@@ -81,16 +85,17 @@ impl NacosWatch {
             })
             .collect();
         let hop = s.network.latency + s.network.jitter;
+        let edited = edited_instances(s);
+        let intervals = |server: &str| answered_intervals(s, server);
         let mut instances = BTreeMap::new();
         for app in &s.nacos.apps {
-            for i in &app.instances {
+            for i in app.instances.iter().filter(|i| !edited.contains(i.name.as_str())) {
                 let timeouts = documented_timeouts(&i.instance.metadata);
-                let cycle = s
-                    .nacos
+                let cycle = app
                     .servers
                     .iter()
-                    .filter(|v| app.servers.contains(&v.name))
-                    .map(|v| beat_cycle(i.period, timeouts.interval, v.config.client_beat_interval))
+                    .flat_map(|v| intervals(v))
+                    .map(|answered| beat_cycle(i.period, timeouts.interval, answered))
                     .fold(i.period, SimDuration::max);
                 let stall = app.read_timeout.max(s.network.connect_timeout) + SimDuration(2 * hop.millis());
                 let queue = Recovery::queue_for(app.instances.len(), app.beat_threads, hop);
@@ -115,6 +120,7 @@ impl NacosWatch {
             server_resumed: BTreeMap::new(),
             app_started: BTreeMap::new(),
             stopping: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
         }
     }
 
@@ -142,6 +148,10 @@ impl NacosWatch {
         } else if state == ProcState::Running && !resumed {
             self.app_started.insert(name.to_string(), now);
             self.stopping.remove(name);
+            let mine: Vec<String> = self.instances.values().filter(|i| i.app == name).map(|i| i.name.clone()).collect();
+            for i in mine {
+                self.withdrawn.remove(&i);
+            }
         }
     }
 
@@ -153,6 +163,12 @@ impl NacosWatch {
     /// SIGTERM: the application deregisters its instances and exits.
     pub fn shutting_down(&mut self, app: &str) {
         self.stopping.insert(app.to_string());
+    }
+
+    /// The application deregistered this instance on purpose (`deregister`): it is not expected
+    /// back until its application starts again.
+    pub fn deregistered(&mut self, instance: &str) {
+        self.withdrawn.insert(instance.to_string());
     }
 
     /// A request from an instance reached naming server `server`.
@@ -337,7 +353,9 @@ impl NacosWatch {
         let mut diffs = Vec::new();
         for (key, i) in &self.instances {
             let (service, client) = key;
-            let running = states.get(&i.app) == Some(&ProcState::Running) && !self.stopping.contains(&i.app);
+            let running = states.get(&i.app) == Some(&ProcState::Running)
+                && !self.stopping.contains(&i.app)
+                && !self.withdrawn.contains(&i.name);
             if i.servers != [server] || !running {
                 continue;
             }

@@ -17,6 +17,8 @@ use crate::nacos::types::{
     HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::scenario::{Action, Scenario};
+use std::collections::BTreeSet;
 
 /// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period (hard-coded 5 s, #5216).
 pub const CHECK: SimDuration = SimDuration(CHECK_PERIOD);
@@ -122,6 +124,30 @@ impl Recovery {
         let gap = (self.cycle.millis() + self.queue.millis() + 2 * self.hop.millis()) as i64;
         !t.skip && t.beat >= gap && t.delete >= gap
     }
+}
+
+/// The instances whose console metadata the scenario edits (`update_metadata`): their timeouts
+/// are no longer the documented register-time ones, so they are left out of every Nacos
+/// invariant.
+pub fn edited_instances(s: &Scenario) -> BTreeSet<&str> {
+    let edits = s.timeline.iter().filter_map(|e| match &e.action {
+        Action::UpdateMetadata { instance, .. } => Some(instance.as_str()),
+        _ => None,
+    });
+    edits.collect()
+}
+
+/// Every `clientBeatInterval` switch `server` holds in the run: the start-up one and any a
+/// `nacos_switch` sets later.
+pub fn answered_intervals(s: &Scenario, server: &str) -> Vec<i64> {
+    let set = s.timeline.iter().filter_map(|e| match &e.action {
+        Action::NacosSwitch { servers, switches } if servers.iter().any(|v| v == server) => {
+            switches.client_beat_interval
+        }
+        _ => None,
+    });
+    let start = s.nacos.servers.iter().filter(|v| v.name == server).map(|v| v.config.client_beat_interval);
+    start.chain(set).collect()
 }
 
 #[cfg(test)]

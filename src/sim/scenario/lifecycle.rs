@@ -33,6 +33,8 @@ pub fn check_lifecycles(ctx: &mut Ctx, events: &[Placed], starts: &BTreeMap<Stri
             Action::Topic { broker, .. } | Action::BrokerPermission { broker, .. } => {
                 (broker, &[Life::Running], Life::Running)
             }
+            // Only a running application calls NamingService#deregisterInstance.
+            Action::Deregister { app, .. } => (app, &[Life::Running], Life::Running),
             _ => continue,
         };
         let Some(&start) = starts.get(target) else { continue };

@@ -5,6 +5,7 @@
 //! problem with its `file:line:column`. Property tests build `Scenario` values directly.
 
 mod ctx;
+mod describe;
 mod error;
 mod events_expect;
 mod expects;
@@ -21,6 +22,7 @@ mod raw_nacos;
 mod sends_expect;
 mod table_expect;
 mod timeline;
+mod timeline_nacos;
 mod validate;
 mod write;
 mod write_nacos;
@@ -32,12 +34,12 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 use crate::sim::invariants::Invariant;
 pub use ctx::Drawn;
+pub use describe::describe;
 pub use error::{ScenarioError, ScenarioErrors};
 pub use limits::{read_source, MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
 pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
 pub use producer::{ProducerSpec, Schedule};
 use std::path::{Path, PathBuf};
-pub use timeline::describe;
 pub use write::to_toml;
 
 /// The largest seed, in a file (`seed =`) and on the command line (`--seed`) alike: TOML
@@ -233,6 +235,23 @@ pub enum Action {
         broker: String,
         perm: u32,
     },
+    /// The console's `PUT /nacos/v1/ns/instance` (`InstanceController#update`): replaces the
+    /// instance's console metadata on each of `servers` (`update_metadata`).
+    UpdateMetadata {
+        instance: String,
+        servers: Vec<String>,
+        metadata: crate::nacos::types::Metadata,
+    },
+    /// The application calls `NamingService#deregisterInstance` for one instance (`deregister`).
+    Deregister {
+        instance: String,
+        app: String,
+    },
+    /// `PUT /nacos/v1/ns/operator/switches` on each of `servers` (`nacos_switch`).
+    NacosSwitch {
+        servers: Vec<String>,
+        switches: crate::nacos::naming::Switches,
+    },
 }
 
 impl Action {
@@ -260,6 +279,8 @@ impl Action {
             | Action::BrokerPermission { broker, .. } => {
                 vec![broker.clone()]
             }
+            Action::UpdateMetadata { servers, .. } | Action::NacosSwitch { servers, .. } => servers.clone(),
+            Action::Deregister { app, .. } => vec![app.clone()],
         }
     }
 }

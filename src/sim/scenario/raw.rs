@@ -177,6 +177,10 @@ pub struct RawEvent {
     pub remove_topic: Option<S<RawRemoveTopic>>,
     pub set_broker_id: Option<S<RawSetId>>,
     pub broker_permission: Option<S<RawBrokerPerm>>,
+    // Nacos operations
+    pub update_metadata: Option<S<super::raw_nacos::RawUpdateMetadata>>,
+    pub deregister: Option<S<String>>,
+    pub nacos_switch: Option<S<super::raw_nacos::RawNacosSwitch>>,
 }
 
 #[derive(Deserialize)]

@@ -83,3 +83,30 @@ pub struct RawSubscriberSubject {
     pub instances: Option<Vec<S<String>>>,
     pub healthy: Option<Vec<S<String>>>,
 }
+
+/// `update_metadata = { instance, server, metadata }` (`server`: all of the instance's servers).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpdateMetadata {
+    pub instance: S<String>,
+    pub server: Option<S<String>>,
+    pub metadata: S<BTreeMap<String, String>>,
+}
+
+/// `nacos_switch = { server, client_beat_interval, light_beat_enabled }` (`server`: all).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNacosSwitch {
+    pub server: Option<S<String>>,
+    pub client_beat_interval: Option<S<RawMillis>>,
+    pub light_beat_enabled: Option<bool>,
+}
+
+/// A duration (`"2s"`) or, as the switch API takes it, a number of milliseconds that may be 0 or
+/// negative (`-1`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum RawMillis {
+    Millis(i64),
+    Text(String),
+}

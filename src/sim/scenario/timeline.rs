@@ -2,8 +2,10 @@
 //! as times, and the anchors expectations look events up by. (`lifecycle` checks the order.)
 
 use super::ctx::{Ctx, Kind, Least};
+use super::describe::describe;
 use super::raw::{RawEvent, S};
-use super::{Action, BrokerSpec, TimedEvent};
+use super::timeline_nacos::NacosRefs;
+use super::{Action, BrokerSpec, NacosSpecs, TimedEvent};
 use crate::rocketmq::broker::TopicChange;
 use crate::sim::clock::{parse_duration, SimDuration, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +22,9 @@ const ACTION_VERBS: &[&str] = &[
     "remove_topic",
     "set_broker_id",
     "broker_permission",
+    "update_metadata",
+    "deregister",
+    "nacos_switch",
 ];
 
 /// A validated event with the span of its table, for later passes to point at.
@@ -38,6 +43,7 @@ pub struct Timeline {
 /// What an event may refer to besides processes, gathered once so each event is a lookup.
 struct Refs<'a> {
     broker_names: BTreeSet<&'a str>,
+    nacos: NacosRefs<'a>,
     /// Names of the partitions and blocks placed so far, in file order: what `heal` may name.
     cuts: Vec<String>,
     /// Partitions and blocks that were wrong (a bad `at`, an unknown process), already reported:
@@ -50,9 +56,11 @@ pub fn timeline(
     faults: Vec<S<RawEvent>>,
     actions: Vec<S<RawEvent>>,
     brokers: &[BrokerSpec],
+    nacos: (&NacosSpecs, &BTreeSet<String>),
 ) -> Timeline {
     let broker_names = brokers.iter().map(|b| b.config.broker_name.as_str()).collect();
-    let mut refs = Refs { broker_names, cuts: Vec::new(), broken_cuts: BTreeSet::new() };
+    let nacos = NacosRefs::new(nacos.0, nacos.1);
+    let mut refs = Refs { broker_names, nacos, cuts: Vec::new(), broken_cuts: BTreeSet::new() };
     let mut out = Vec::new();
     let mut broken = BTreeSet::new();
     for (table, list) in [("[[fault]]", faults), ("[[action]]", actions)] {
@@ -101,6 +109,7 @@ fn verbs(raw: &RawEvent) -> Vec<(&'static str, Range<usize>)> {
     }
     has!(crash, host_down, hang, resume, shutdown, restart, partition, block, heal, loss, latency);
     has!(wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission);
+    has!(update_metadata, deregister, nacos_switch);
     v
 }
 
@@ -115,7 +124,7 @@ fn event(ctx: &mut Ctx, table: &str, raw: RawEvent, refs: &Refs) -> Result<Timed
     let verbs = verbs(&raw);
     let (verb, vspan) = match verbs.as_slice() {
         [one] => one.clone(),
-        [] => return Err(ctx.fail(raw.at.span(), format!("this {table} has no verb"), Some("add one of: crash, hang, resume, shutdown, restart, host_down, partition, block, heal, loss, latency (faults) or wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission (actions)")).or(named)),
+        [] => return Err(ctx.fail(raw.at.span(), format!("this {table} has no verb"), Some("add one of: crash, hang, resume, shutdown, restart, host_down, partition, block, heal, loss, latency (faults) or wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission, update_metadata, deregister, nacos_switch (actions)")).or(named)),
         [_, (second, span), ..] => {
             let msg = format!("a {table} holds exactly one verb; found {} ({second} is extra)", verbs.len());
             return Err(ctx.fail(span.clone(), msg, Some("split it into two tables at the same time")).or(named));
@@ -310,49 +319,7 @@ fn operator_action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action>
         let perm = ctx.perm(&p.perm)?;
         return Some(Action::BrokerPermission { broker, perm });
     }
-    None
-}
-
-/// The default name of an event: its verb and target, as the timeline prints it.
-pub fn describe(a: &Action) -> String {
-    match a {
-        Action::Crash(p) => format!("crash {p}"),
-        Action::HostDown(p) => format!("host_down {p}"),
-        Action::Hang(p) => format!("hang {p}"),
-        Action::Resume(p) => format!("resume {p}"),
-        Action::Shutdown(p) => format!("shutdown {p}"),
-        Action::Restart(p) => format!("restart {p}"),
-        Action::Partition(groups) => {
-            let g: Vec<String> = groups.iter().map(|g| g.join(",")).collect();
-            format!("partition {}", g.join(" | "))
-        }
-        Action::Block { from, to } => format!("block {from} -> {to}"),
-        Action::Heal(None) => "heal all".into(),
-        Action::Heal(Some(n)) => format!("heal {n}"),
-        Action::Loss { from, to, rate, both_ways } => format!("loss {from} {} {to} {rate}", arrow(*both_ways)),
-        Action::Latency { from, to, base, jitter, both_ways } => {
-            format!("latency {from} {} {to} {base}+{jitter}", arrow(*both_ways))
-        }
-        Action::WipeWritePerm { broker_name, .. } => format!("wipe_write_perm {broker_name}"),
-        Action::AddWritePerm { broker_name, .. } => format!("add_write_perm {broker_name}"),
-        Action::DeleteTopic { topic, .. } => format!("delete_topic {topic}"),
-        Action::Topic { broker, change: TopicChange::Upsert(t) } => {
-            format!("upsert_topic {} on {broker}", t.topic_name)
-        }
-        Action::Topic { broker, change: TopicChange::Delete(t) } => format!("remove_topic {t} on {broker}"),
-        Action::SetBrokerId { broker, id } => format!("set_broker_id {broker} {id}"),
-        Action::BrokerPermission { broker, perm } => {
-            format!("broker_permission {broker} {}", crate::rocketmq::types::perm::to_text(*perm))
-        }
-    }
-}
-
-fn arrow(both_ways: bool) -> &'static str {
-    if both_ways {
-        "<->"
-    } else {
-        "->"
-    }
+    super::timeline_nacos::nacos_action(ctx, raw, &refs.nacos)
 }
 
 /// Events by name, for anchors: built once, so each expectation's anchor is a lookup.

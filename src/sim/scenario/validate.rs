@@ -109,7 +109,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
     // Sets, not lists: every client's and expectation's topic is looked up here.
     let topics: BTreeSet<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
     let (nacos, broken_instances) = super::nacos::build(ctx, raw.nacos_server, raw.instance, raw.subscriber);
-    let timeline = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers);
+    let timeline = super::timeline::timeline(ctx, raw.fault, raw.action, &brokers, (&nacos, &broken_instances));
     let mut known_topics = topics;
     known_topics.extend(timeline.placed.iter().filter_map(|p| match &p.event.action {
         Action::Topic { change: TopicChange::Upsert(t), .. } => Some(t.topic_name.clone()),

@@ -210,6 +210,9 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
             | Action::Topic { .. }
             | Action::SetBrokerId { .. }
             | Action::BrokerPermission { .. }
+            | Action::UpdateMetadata { .. }
+            | Action::Deregister { .. }
+            | Action::NacosSwitch { .. }
     ) {
         "action"
     } else {
@@ -256,6 +259,9 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
         Action::SetBrokerId { broker, id } => format!("set_broker_id = {{ broker = {}, id = {id} }}", q(broker)),
         Action::BrokerPermission { broker, perm: p } => {
             format!("broker_permission = {{ broker = {}, perm = {} }}", q(broker), q(perm::to_text(*p)))
+        }
+        Action::UpdateMetadata { .. } | Action::Deregister { .. } | Action::NacosSwitch { .. } => {
+            super::write_nacos::action(&e.action)
         }
     };
     let _ = writeln!(out, "{verb}");

@@ -3,6 +3,7 @@
 
 use super::nacos::NacosSpecs;
 use super::write::{d, list, q, t};
+use super::Action;
 use crate::nacos::naming::NamingConfig;
 use crate::nacos::types::{
     ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT,
@@ -150,5 +151,34 @@ pub fn subject(s: &NacosSubject) -> String {
             }
             s + " }"
         }
+    }
+}
+
+/// The verb line of a Nacos operation. One server is written as `server`; several are the
+/// default (the instance's servers, or every naming server), so the key is left out.
+pub(super) fn action(a: &Action) -> String {
+    let server = |servers: &[String]| match servers {
+        [one] => format!("server = {}, ", q(one)),
+        _ => String::new(),
+    };
+    match a {
+        Action::UpdateMetadata { instance, servers, metadata } => {
+            let pairs: Vec<String> = metadata.iter().map(|(k, v)| format!("{} = {}", q(k), q(v))).collect();
+            let map = if pairs.is_empty() { "{}".to_string() } else { format!("{{ {} }}", pairs.join(", ")) };
+            format!("update_metadata = {{ instance = {}, {}metadata = {map} }}", q(instance), server(servers))
+        }
+        Action::Deregister { instance, .. } => format!("deregister = {}", q(instance)),
+        Action::NacosSwitch { servers, switches } => {
+            let mut keys = vec![server(servers).trim_end_matches(", ").to_string()];
+            if let Some(i) = switches.client_beat_interval {
+                keys.push(format!("client_beat_interval = {i}"));
+            }
+            if let Some(l) = switches.light_beat_enabled {
+                keys.push(format!("light_beat_enabled = {l}"));
+            }
+            keys.retain(|k| !k.is_empty());
+            format!("nacos_switch = {{ {} }}", keys.join(", "))
+        }
+        _ => String::new(),
     }
 }

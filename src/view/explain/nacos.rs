@@ -12,6 +12,7 @@
 use super::Focus;
 use crate::nacos::naming::{NamingServer, RegisterSource};
 use crate::nacos::notes::{NacosNote, RegisterReason, ViewSource};
+use crate::nacos::notes_ops;
 use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::sim::clock::SimDuration;
 use crate::sim::world::World;
@@ -204,6 +205,36 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
             format!("HostReactor UpdateTask: queryList({service}) failed ({failure}) → the cached list stays, next try in {next}")
         }
         Polled { .. } | PushUnchanged { .. } => return (Vec::new(), Focus::None),
+        MetadataUpdated { service, client, cluster, metadata, timeouts } => {
+            let then = match timeouts {
+                Some(t) => format!(
+                    "UnhealthyInstanceChecker / ExpiredInstanceChecker#getTimeout and getHeartBeatInterval read it \
+                     before the register-time metadata, key by key: {}",
+                    notes_ops::timeouts_text(t)
+                ),
+                None => "the instance is not registered here: the metadata waits for it".into(),
+            };
+            format!(
+                "InstanceController#update → InstanceOperatorClientImpl#updateInstance({}, metadataId {}:{}:{cluster}): \
+                 NamingMetadataManager stores {} (replacing any earlier edit; the client's own metadata is \
+                 untouched) → ServiceChangedEvent (a push 500 ms on); {then}",
+                who(service, client),
+                client.ip,
+                client.port,
+                notes_ops::map_text(metadata)
+            )
+        }
+        MetadataRefused { service, client, message } => format!(
+            "InstanceOperatorClientImpl#updateInstance({} in {service}): no service singleton here → INVALID_PARAM \
+             \"{message}\"; nothing is stored",
+            who(service, client)
+        ),
+        SwitchesSet { set, .. } => format!(
+            "OperatorController#updateSwitch → SwitchManager#update on {}: {}",
+            server_of(actor),
+            notes_ops::switches_text(set)
+        ),
+        OperationMissed { operation, server, why } => format!("{operation}: {server} is {why}; nobody answers"),
     };
     (vec![line], Focus::None)
 }

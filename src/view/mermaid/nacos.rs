@@ -170,6 +170,22 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         PollFailed { service, failure, .. } => {
             d.note(a, t, &format!("poll of {} failed ({failure})", service_text(service)))
         }
+
+        // ---- the operator ----
+        MetadataUpdated { service, client, metadata, timeouts, .. } => {
+            let who = cast.instance(service, client);
+            let then = timeouts.as_ref().map(crate::nacos::notes_ops::timeouts_text);
+            let then = then.unwrap_or_else(|| "not registered here: it waits".into());
+            let map = crate::nacos::notes_ops::map_text(metadata);
+            d.note(a, t, &format!("updateInstance (console) {who}: metadata {map}; {then}"));
+        }
+        MetadataRefused { service, client, message } => {
+            d.note(a, t, &format!("updateInstance {} refused: {message}", cast.instance(service, client)))
+        }
+        SwitchesSet { set, .. } => {
+            d.note(a, t, &format!("updateSwitch: {}", crate::nacos::notes_ops::switches_text(set)))
+        }
+        OperationMissed { .. } => {}
     }
 }
 

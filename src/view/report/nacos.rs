@@ -147,5 +147,8 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         Polled { .. } => b.mark(a, t, "poll", detail()),
         PushUnchanged { .. } => b.mark(a, t, "push", detail()),
         PollFailed { .. } => b.mark(a, t, "drop", detail()),
+        MetadataUpdated { .. } | MetadataRefused { .. } | SwitchesSet { .. } | OperationMissed { .. } => {
+            b.mark(a, t, "other", detail())
+        }
     }
 }
