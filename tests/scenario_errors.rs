@@ -359,3 +359,38 @@ fn live_fields_and_topic_queries_are_checked_where_they_are_written() {
     let s = parse(Path::new("t.toml"), &format!("{GOOD}{good}")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}")).expects, s.expects);
 }
+
+#[test]
+fn operator_requests_name_real_groups_and_full_headers() {
+    let act = |verb: &str| format!("\n[[action]]\nat = \"1m\"\n{verb}\n");
+    let e = one(&act(r#"register_topic = { topic = "Audit", queues = [] }"#));
+    assert!(e.contains("t.toml:17:46: `queues` is empty: the name server would ignore it"), "{e}");
+    let e = one(&act(r#"register_topic = { topic = "Audit", queues = [{ broker_name = "broker-b" }] }"#));
+    assert!(e.contains("no broker has broker_name \"broker-b\"") && e.contains("did you mean \"broker-a\"?"), "{e}");
+    let e = one(&act(r#"register_topic = { topic = "Audit", queues = [{ broker_name = "broker-a", perm = "x" }] }"#));
+    assert!(e.contains("perm"), "{e}");
+    let e =
+        one(&act(r#"register_topic = { topic = "Audit", queues = [{ broker_name = "broker-a", sys_flag = -1 }] }"#));
+    assert!(e.contains("sys_flag must be between 0 and"), "{e}");
+    let e = one(&act(r#"unregister_broker = { broker_addr = "10.0.0.9:10911" }"#));
+    assert!(e.contains("the UNREGISTER_BROKER header lacks cluster, broker_name, broker_id"), "{e}");
+    assert!(e.contains("name the broker (`broker = \"a0\"`)"), "{e}");
+    let e = one(&act(r#"unregister_broker = { broker = "a9" }"#));
+    assert!(e.contains("a9"), "{e}");
+    let e = one("\n[[fault]]\nat = \"1m\"\nunregister_broker = { broker = \"a0\" }\n");
+    assert!(e.contains("`unregister_broker` is not a fault verb"), "{e}");
+    // A header of one's own, and a topic registered only at the name server, load and write back.
+    use routesim::sim::scenario::to_toml;
+    let good = act(concat!(
+        r#"unregister_broker = { broker = "a0", broker_id = 3, broker_addr = "10.0.0.9:10911" }"#,
+        "\n\n[[action]]\nat = \"2m\"\n",
+        r#"register_topic = { namesrv = "ns1", topic = "Audit", queues = [{ broker_name = "broker-a", read = 2, write = 2, perm = "r", sys_flag = 1 }] }"#,
+        "\n\n[[expect]]\nname = \"audit\"\nat = \"2m\"\n",
+        r#"route = { namesrv = "ns1", topic = "Audit", absent = false }"#,
+    ));
+    let s = parse(Path::new("t.toml"), &format!("{GOOD}{good}")).unwrap_or_else(|e| panic!("{e}"));
+    let again = parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.timeline, s.timeline);
+    let text = to_toml(&s);
+    assert!(text.contains("broker_id = 3") && text.contains("broker_addr = \"10.0.0.9:10911\""), "{text}");
+}

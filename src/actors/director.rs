@@ -308,6 +308,12 @@ impl Director {
             Action::DeleteTopic { namesrvs, topic, cluster } => {
                 self.admin(namesrvs, || Admin::DeleteTopic { topic: topic.clone(), cluster: cluster.clone() })
             }
+            Action::RegisterTopic { namesrvs, topic, queues } => {
+                self.admin(namesrvs, || Admin::RegisterTopic { topic: topic.clone(), queues: queues.clone() })
+            }
+            Action::UnregisterBroker { namesrvs, request } => {
+                self.admin(namesrvs, || Admin::Unregister(request.clone()))
+            }
             Action::Topic { broker, change } => {
                 self.remember(broker, |spec| spec.apply(&event.action));
                 if let Some(b) = self.broker(broker) {

@@ -202,7 +202,17 @@ impl Handler<ApplyBatch> for RouteTable {
 pub enum Admin {
     WipeWritePerm(String),
     AddWritePerm(String),
-    DeleteTopic { topic: String, cluster: Option<String> },
+    DeleteTopic {
+        topic: String,
+        cluster: Option<String>,
+    },
+    /// REGISTER_TOPIC_IN_NAMESRV (`DefaultRequestProcessor#registerTopicToNamesrv`).
+    RegisterTopic {
+        topic: String,
+        queues: Vec<crate::rocketmq::types::QueueData>,
+    },
+    /// UNREGISTER_BROKER from someone other than the broker: queued like the broker's own.
+    Unregister(UnregisterRequest),
 }
 
 impl Handler<Admin> for RouteTable {
@@ -221,6 +231,13 @@ impl Handler<Admin> for RouteTable {
                 let removed = self.table.borrow_mut().delete_topic(&topic, cluster.as_deref());
                 RmqNote::TopicDeleted { topic, cluster, removed }
             }
+            Admin::RegisterTopic { topic, queues } => {
+                let n = queues.len();
+                let complete = self.table.borrow_mut().register_topic(&topic, queues);
+                RmqNote::TopicRegistered { topic, queues: n, complete }
+            }
+            // `submit` writes its own note (UnregisterQueued, source Request).
+            Admin::Unregister(request) => return self.submit(request, UnregisterSource::Request),
         };
         self.env.record(note);
     }

@@ -119,6 +119,13 @@ pub enum RmqNote {
         cluster: Option<String>,
         removed: bool,
     },
+    /// `registerTopic` (REGISTER_TOPIC_IN_NAMESRV): `complete` is false when it stopped at a
+    /// group the name server does not know.
+    TopicRegistered {
+        topic: String,
+        queues: usize,
+        complete: bool,
+    },
 
     // ---- scanner ----
     ScanTick {
@@ -326,6 +333,13 @@ impl fmt::Display for RmqNote {
                 write!(f, "deleteTopic {topic} in cluster {c}: removed={removed}")
             }
             TopicDeleted { topic, cluster: None, removed } => write!(f, "deleteTopic {topic}: removed={removed}"),
+            TopicRegistered { topic, queues, complete: true } => {
+                write!(f, "registerTopic {topic}: {queues} QueueData stored as given")
+            }
+            TopicRegistered { topic, queues, complete: false } => write!(
+                f,
+                "registerTopic {topic}: stopped at a group with no BrokerData ({queues} QueueData given; a new topic keeps none, an existing one those before it)"
+            ),
             ScanTick { live, expired } => write!(f, "scanNotActiveBroker: {live} live, {expired} expired"),
             Expired { cluster, addr, last_update, silent, timeout, queued } => {
                 let broker = format!("{cluster}/{addr}");

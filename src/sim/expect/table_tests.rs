@@ -106,3 +106,20 @@ topics = { namesrv = "ns1", query = "system", topics = ["DefaultCluster"] }
     assert_eq!(mismatch.expected, "getSystemTopicList exactly [DefaultCluster]");
     assert_eq!(mismatch.got, "[DefaultCluster, broker-a]");
 }
+
+/// `register_topic` and `unregister_broker` as an operator or a test sends them, with the
+/// table invariants on: the topic is stored as given, the unregistration goes through the
+/// batch at once, the broker's next periodic registration brings it back (10.004 s + 30 s·k,
+/// landing 1 ms later: 70.005 s), and the topic only the name server knew of is gone for good.
+#[test]
+fn operator_requests_change_the_tables_as_registertopic_and_unregisterbroker_do() {
+    let scenario = parse(Path::new("rq.toml"), REQUESTS).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(&scenario, RunOptions::default());
+    let held: Vec<bool> = report.verdicts.iter().map(|(_, v)| v.held()).collect();
+    assert_eq!(held, [true, true, true, true], "{:#?}", report.verdicts);
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    let Verdict::Held { converged: Some(back) } = report.verdicts[2].1 else { unreachable!() };
+    assert_eq!(back.millis(), 20_005);
+}
+
+const REQUESTS: &str = include_str!("table_tests_requests.toml");

@@ -47,6 +47,11 @@ impl Configs {
                 let deleted = pairs(&self.brokers, &|_, t| t == topic);
                 self.unknowable.extend(deleted);
             }
+            // QueueData stored as an operator gave it, not as any broker's config says: it
+            // stays until the group registers a changed DataVersion for that topic.
+            Action::RegisterTopic { topic, queues, .. } => {
+                self.unknowable.extend(queues.iter().map(|q| (topic.clone(), q.broker_name.clone())));
+            }
             Action::Topic { broker, .. }
             | Action::SetBrokerId { broker, .. }
             | Action::BrokerPermission { broker, .. } => {

@@ -263,7 +263,8 @@ impl Monitor {
             | Action::SetBrokerId { .. }
             | Action::BrokerPermission { .. }
             | Action::WipeWritePerm { .. }
-            | Action::DeleteTopic { .. }) => self.configs.apply(&action),
+            | Action::DeleteTopic { .. }
+            | Action::RegisterTopic { .. }) => self.configs.apply(&action),
             _ => {}
         }
     }

@@ -27,6 +27,11 @@ pub fn describe(a: &Action) -> String {
         Action::WipeWritePerm { broker_name, .. } => format!("wipe_write_perm {broker_name}"),
         Action::AddWritePerm { broker_name, .. } => format!("add_write_perm {broker_name}"),
         Action::DeleteTopic { topic, .. } => format!("delete_topic {topic}"),
+        Action::RegisterTopic { topic, queues, .. } => {
+            let groups: Vec<&str> = queues.iter().map(|q| q.broker_name.as_str()).collect();
+            format!("register_topic {topic} on [{}]", groups.join(", "))
+        }
+        Action::UnregisterBroker { request, .. } => format!("unregister_broker {request}"),
         Action::Topic { broker, change: TopicChange::Upsert(t) } => {
             format!("upsert_topic {} on {broker}", t.topic_name)
         }

@@ -46,6 +46,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "write_perm_wiped",
             "write_perm_added",
             "topic_deleted",
+            "topic_registered",
             "scan_tick",
             "expired",
             "queue_full",

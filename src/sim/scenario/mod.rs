@@ -19,6 +19,7 @@ mod nacos_tests;
 mod producer;
 mod raw;
 mod raw_nacos;
+mod requests;
 mod sends_expect;
 mod table_expect;
 mod timeline;
@@ -223,6 +224,19 @@ pub enum Action {
         topic: String,
         cluster: Option<String>,
     },
+    /// REGISTER_TOPIC_IN_NAMESRV from an operator or a test: `RouteInfoManager#registerTopic`
+    /// with these QueueData, stored as given.
+    RegisterTopic {
+        namesrvs: Vec<String>,
+        topic: String,
+        queues: Vec<crate::rocketmq::types::QueueData>,
+    },
+    /// UNREGISTER_BROKER sent with this header by someone other than the broker:
+    /// `DefaultRequestProcessor#unregisterBroker` queues it like the broker's own.
+    UnregisterBroker {
+        namesrvs: Vec<String>,
+        request: crate::rocketmq::types::UnregisterRequest,
+    },
     Topic {
         broker: String,
         change: TopicChange,
@@ -273,7 +287,9 @@ impl Action {
             Action::Heal(_) => Vec::new(),
             Action::WipeWritePerm { namesrvs, .. }
             | Action::AddWritePerm { namesrvs, .. }
-            | Action::DeleteTopic { namesrvs, .. } => namesrvs.clone(),
+            | Action::DeleteTopic { namesrvs, .. }
+            | Action::RegisterTopic { namesrvs, .. }
+            | Action::UnregisterBroker { namesrvs, .. } => namesrvs.clone(),
             Action::Topic { broker, .. }
             | Action::SetBrokerId { broker, .. }
             | Action::BrokerPermission { broker, .. } => {

@@ -173,6 +173,8 @@ pub struct RawEvent {
     pub wipe_write_perm: Option<S<RawPermOp>>,
     pub add_write_perm: Option<S<RawPermOp>>,
     pub delete_topic: Option<S<RawDeleteTopic>>,
+    pub register_topic: Option<S<RawRegisterTopic>>,
+    pub unregister_broker: Option<S<RawUnregisterBroker>>,
     pub upsert_topic: Option<S<RawUpsertTopic>>,
     pub remove_topic: Option<S<RawRemoveTopic>>,
     pub set_broker_id: Option<S<RawSetId>>,
@@ -223,6 +225,37 @@ pub struct RawDeleteTopic {
     pub namesrv: Option<S<String>>,
     pub topic: S<String>,
     pub cluster: Option<S<String>>,
+}
+
+/// `register_topic = { topic, queues = [{ broker_name, read, write, perm, sys_flag }], namesrv }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegisterTopic {
+    pub namesrv: Option<S<String>>,
+    pub topic: S<String>,
+    pub queues: S<Vec<S<RawTopicQueue>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopicQueue {
+    pub broker_name: S<String>,
+    pub read: Option<S<i64>>,
+    pub write: Option<S<i64>>,
+    pub perm: Option<S<String>>,
+    pub sys_flag: Option<S<i64>>,
+}
+
+/// `unregister_broker = { broker = "a0" }`, or the header's fields given one by one.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUnregisterBroker {
+    pub namesrv: Option<S<String>>,
+    pub broker: Option<S<String>>,
+    pub cluster: Option<S<String>>,
+    pub broker_addr: Option<S<String>>,
+    pub broker_name: Option<S<String>>,
+    pub broker_id: Option<S<i64>>,
 }
 
 #[derive(Deserialize)]

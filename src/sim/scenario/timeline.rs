@@ -18,6 +18,8 @@ const ACTION_VERBS: &[&str] = &[
     "wipe_write_perm",
     "add_write_perm",
     "delete_topic",
+    "register_topic",
+    "unregister_broker",
     "upsert_topic",
     "remove_topic",
     "set_broker_id",
@@ -41,8 +43,10 @@ pub struct Timeline {
 }
 
 /// What an event may refer to besides processes, gathered once so each event is a lookup.
-struct Refs<'a> {
-    broker_names: BTreeSet<&'a str>,
+pub(super) struct Refs<'a> {
+    pub(super) broker_names: BTreeSet<&'a str>,
+    /// The brokers, for what an operator's request takes from one (`unregister_broker`).
+    pub(super) brokers: &'a [BrokerSpec],
     nacos: NacosRefs<'a>,
     /// Names of the partitions and blocks placed so far, in file order: what `heal` may name.
     cuts: Vec<String>,
@@ -60,7 +64,7 @@ pub fn timeline(
 ) -> Timeline {
     let broker_names = brokers.iter().map(|b| b.config.broker_name.as_str()).collect();
     let nacos = NacosRefs::new(nacos.0, nacos.1);
-    let mut refs = Refs { broker_names, nacos, cuts: Vec::new(), broken_cuts: BTreeSet::new() };
+    let mut refs = Refs { broker_names, brokers, nacos, cuts: Vec::new(), broken_cuts: BTreeSet::new() };
     let mut out = Vec::new();
     let mut broken = BTreeSet::new();
     for (table, list) in [("[[fault]]", faults), ("[[action]]", actions)] {
@@ -109,6 +113,7 @@ fn verbs(raw: &RawEvent) -> Vec<(&'static str, Range<usize>)> {
     }
     has!(crash, host_down, hang, resume, shutdown, restart, partition, block, heal, loss, latency);
     has!(wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission);
+    has!(register_topic, unregister_broker);
     has!(update_metadata, deregister, nacos_switch);
     v
 }
@@ -167,7 +172,7 @@ fn link_ends(
     }
 }
 
-fn broker_name_known(ctx: &mut Ctx, v: &S<String>, refs: &Refs) -> Option<String> {
+pub(super) fn broker_name_known(ctx: &mut Ctx, v: &S<String>, refs: &Refs) -> Option<String> {
     if refs.broker_names.contains(v.get_ref().as_str()) {
         return Some(v.get_ref().clone());
     }
@@ -287,6 +292,14 @@ fn operator_action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action>
             topic: d.topic.get_ref().clone(),
             cluster: d.cluster.as_ref().map(|c| c.get_ref().clone()),
         });
+    }
+    if let Some(r) = &raw.register_topic {
+        let namesrvs = namesrvs_or_all(ctx, &r.get_ref().namesrv)?;
+        return super::requests::register_topic(ctx, r, refs, namesrvs);
+    }
+    if let Some(u) = &raw.unregister_broker {
+        let namesrvs = namesrvs_or_all(ctx, &u.get_ref().namesrv)?;
+        return super::requests::unregister_broker(ctx, u, refs, namesrvs);
     }
     if let Some(u) = &raw.upsert_topic {
         let u = u.get_ref();

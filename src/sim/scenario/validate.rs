@@ -113,6 +113,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
     let mut known_topics = topics;
     known_topics.extend(timeline.placed.iter().filter_map(|p| match &p.event.action {
         Action::Topic { change: TopicChange::Upsert(t), .. } => Some(t.topic_name.clone()),
+        Action::RegisterTopic { topic, .. } => Some(topic.clone()),
         _ => None,
     }));
     let mut clients: Vec<_> = raw.client.into_iter().map(|c| client(ctx, c.into_inner(), &known_topics)).collect();

@@ -207,6 +207,8 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
         Action::WipeWritePerm { .. }
             | Action::AddWritePerm { .. }
             | Action::DeleteTopic { .. }
+            | Action::RegisterTopic { .. }
+            | Action::UnregisterBroker { .. }
             | Action::Topic { .. }
             | Action::SetBrokerId { .. }
             | Action::BrokerPermission { .. }
@@ -249,6 +251,35 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
             let cluster = cluster.as_ref().map(|c| format!(", cluster = {}", q(c))).unwrap_or_default();
             format!("delete_topic = {{ {}topic = {}{cluster} }}", namesrv_key(namesrvs, all_ns), q(topic))
         }
+        Action::RegisterTopic { namesrvs, topic, queues } => {
+            let qs: Vec<String> = queues
+                .iter()
+                .map(|qd| {
+                    format!(
+                        "{{ broker_name = {}, read = {}, write = {}, perm = {}, sys_flag = {} }}",
+                        q(&qd.broker_name),
+                        qd.read_queue_nums,
+                        qd.write_queue_nums,
+                        q(perm::to_text(qd.perm)),
+                        qd.topic_sys_flag
+                    )
+                })
+                .collect();
+            format!(
+                "register_topic = {{ {}topic = {}, queues = [{}] }}",
+                namesrv_key(namesrvs, all_ns),
+                q(topic),
+                qs.join(", ")
+            )
+        }
+        Action::UnregisterBroker { namesrvs, request: r } => format!(
+            "unregister_broker = {{ {}cluster = {}, broker_addr = {}, broker_name = {}, broker_id = {} }}",
+            namesrv_key(namesrvs, all_ns),
+            q(&r.cluster_name),
+            q(&r.broker_addr),
+            q(&r.broker_name),
+            r.broker_id
+        ),
         Action::Topic { broker, change: TopicChange::Upsert(tc) } => {
             let body = topic(tc).replacen("{ ", &format!("{{ broker = {}, ", q(broker)), 1);
             format!("upsert_topic = {body}")

@@ -74,7 +74,7 @@ pub(super) fn story(n: &RmqNote) -> Vec<String> {
         RmqNote::WritePermWiped { broker_name, topics } => vec![format!("RouteInfoManager#wipeWritePermOfBrokerByLock({broker_name}): {topics} topics read-only")],
         RmqNote::WritePermAdded { broker_name, topics } => vec![format!("RouteInfoManager#addWritePermOfBrokerByLock({broker_name}): {topics} topics set to rw")],
         RmqNote::UnregisterSent { namesrv } => vec![format!("BrokerController#shutdown → BrokerOuterAPI#unregisterBrokerAll: UNREGISTER_BROKER to {namesrv}")],
-        RmqNote::TopicsChanged { .. } | RmqNote::BrokerIdChanged { .. } | RmqNote::PermissionChanged { .. } | RmqNote::TopicDeleted { .. } | RmqNote::MinBrokerIdChanged { .. } => {
+        RmqNote::TopicsChanged { .. } | RmqNote::BrokerIdChanged { .. } | RmqNote::PermissionChanged { .. } | RmqNote::TopicDeleted { .. } | RmqNote::TopicRegistered { .. } | RmqNote::MinBrokerIdChanged { .. } => {
             vec![n.to_string()]
         }
         _ => Vec::new(),

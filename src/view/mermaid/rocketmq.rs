@@ -76,6 +76,10 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNot
             d.note(a, t, &format!("addWritePerm {broker_name}: {topics} topics"))
         }
         RmqNote::TopicDeleted { topic, .. } => d.note(a, t, &format!("deleteTopic {topic}")),
+        RmqNote::TopicRegistered { topic, complete, .. } => {
+            let how = if *complete { "" } else { ": stopped at an unknown group" };
+            d.note(a, t, &format!("registerTopic {topic}{how}"))
+        }
         RmqNote::TopicsChanged { detail, .. } => d.note(a, t, &format!("topics changed: {detail}")),
         RmqNote::BrokerIdChanged { from, to } => d.note(a, t, &format!("brokerId {from} → {to}")),
         RmqNote::PermissionChanged { perm } => d.note(a, t, &format!("brokerPermission {perm}")),
