@@ -394,3 +394,20 @@ fn operator_requests_name_real_groups_and_full_headers() {
     let text = to_toml(&s);
     assert!(text.contains("broker_id = 3") && text.contains("broker_addr = \"10.0.0.9:10911\""), "{text}");
 }
+
+#[test]
+fn a_registration_subject_names_a_broker_a_name_server_and_a_claim() {
+    let exp = |subject: &str| format!("\n[[expect]]\nname = \"x\"\nat = \"1m\"\n{subject}\n");
+    let e = one(&exp(r#"registration = { broker = "a0", namesrv = "ns1" }"#));
+    assert!(e.contains("a registration subject needs a claim") && e.contains("\"\" claims none"), "{e}");
+    let e = one(&exp(r#"registration = { broker = "a9", namesrv = "ns1", master_addr = "" }"#));
+    assert!(e.contains("a9"), "{e}");
+    let e = one(&exp(r#"registration = { broker = "a0", namesrv = "ns1", master = "" }"#));
+    assert!(e.contains("master_addr"), "the unknown key gets the right one: {e}");
+    use routesim::sim::scenario::to_toml;
+    let good = exp(
+        r#"registration = { broker = "a0", namesrv = "ns1", master_addr = "", ha_server_addr = "10.0.0.1:10912" }"#,
+    );
+    let s = parse(Path::new("t.toml"), &format!("{GOOD}{good}")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parse(Path::new("t.toml"), &to_toml(&s)).unwrap_or_else(|e| panic!("{e}")).expects, s.expects);
+}

@@ -85,7 +85,10 @@ impl RouteTable {
                 notify: change.notify_addrs,
             });
         }
-        let reply = RmqMsg::RegisterBrokerReply { reply_to: p.id, ok: out.result.is_some() };
+        let (master_addr, ha_server_addr) =
+            out.result.as_ref().map(|r| (r.master_addr.clone(), r.ha_server_addr.clone())).unwrap_or_default();
+        let reply =
+            RmqMsg::RegisterBrokerReply { reply_to: p.id, ok: out.result.is_some(), master_addr, ha_server_addr };
         self.env.send_on(p.channel, Body::Rmq(reply));
     }
 

@@ -13,6 +13,10 @@ pub enum RmqMsg {
     RegisterBrokerReply {
         reply_to: MsgId,
         ok: bool,
+        /// `RegisterBrokerResponseHeader`: a slave's master address and the master's HA
+        /// address (`None` for a master, or a slave whose master is not live).
+        master_addr: Option<String>,
+        ha_server_addr: Option<String>,
     },
     /// `UNREGISTER_BROKER` (104), sent by a broker shutting down gracefully.
     UnregisterBroker {

@@ -7,6 +7,7 @@
 
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
+use crate::sim::clock::SimTime;
 use std::cell::{Ref, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -50,6 +51,16 @@ pub struct World {
     /// The sends of the producers some expectation asks about: by producer, then by the broker
     /// name of the send's last attempt (`None`: all of the producer's sends).
     sends: RefCell<BTreeMap<String, BTreeMap<Option<String>, SendLog>>>,
+    /// Each broker's last answer to REGISTER_BROKER from each name server, with a revision.
+    registrations: RefCell<BTreeMap<(String, String), (u64, RegisterAnswer)>>,
+}
+
+/// The REGISTER_BROKER answer a broker last got from one name server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterAnswer {
+    pub at: SimTime,
+    pub master_addr: Option<String>,
+    pub ha_server_addr: Option<String>,
 }
 
 /// A borrowed core with its generation, or the fact that the process is down.
@@ -135,6 +146,20 @@ impl World {
     }
 
     /// Names of the name servers, in order.
+    pub fn record_registration(&self, broker: &str, namesrv: &str, answer: RegisterAnswer) {
+        let mut all = self.registrations.borrow_mut();
+        let slot = all.entry((broker.to_string(), namesrv.to_string())).or_insert((0, answer.clone()));
+        *slot = (slot.0 + 1, answer);
+    }
+
+    pub fn registration(&self, broker: &str, namesrv: &str) -> Option<RegisterAnswer> {
+        self.registrations.borrow().get(&(broker.to_string(), namesrv.to_string())).map(|(_, a)| a.clone())
+    }
+
+    pub fn registration_revision(&self, broker: &str, namesrv: &str) -> (u64, u64) {
+        (self.registrations.borrow().get(&(broker.to_string(), namesrv.to_string())).map_or(0, |(r, _)| *r), 0)
+    }
+
     pub fn namesrv_names(&self) -> Vec<String> {
         self.namesrvs.borrow().keys().cloned().collect()
     }

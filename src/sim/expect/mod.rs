@@ -26,7 +26,7 @@ pub use events_subject::{EventsWant, Mention};
 pub use nacos_subject::{InstanceState, NacosSubject};
 pub use sends_subject::SendsWant;
 pub use subject::{RouteWant, Subject};
-pub use table_subject::{LiveWant, TopicsWant};
+pub use table_subject::{LiveWant, RegistrationWant, TopicsWant};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expectation {

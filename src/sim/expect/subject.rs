@@ -3,7 +3,7 @@
 use super::events_subject::EventsWant;
 use super::nacos_subject::NacosSubject;
 use super::sends_subject::SendsWant;
-use super::table_subject::{LiveWant, TopicsWant};
+use super::table_subject::{LiveWant, RegistrationWant, TopicsWant};
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
@@ -21,6 +21,8 @@ pub enum Subject {
     Live { namesrv: String, broker: String, present: bool, entry: LiveWant },
     /// A name server's answer to a topic-list query (`getAllTopicList`, ...).
     Topics { namesrv: String, want: TopicsWant },
+    /// The answer a broker last got to its REGISTER_BROKER from a name server.
+    Registration { broker: String, namesrv: String, want: RegistrationWant },
     /// The broker names a name server lists under a cluster (`clusterAddrTable`).
     Cluster { namesrv: String, cluster: String, brokers: BTreeSet<String> },
     /// A Nacos instance, service or subscriber view (`super::nacos_subject`).
@@ -106,6 +108,7 @@ impl Subject {
                 let table = table.as_ref().map(|t| t.borrow());
                 want.check(table.as_deref())
             }
+            Subject::Registration { broker, namesrv, want } => want.check(broker, world.registration(broker, namesrv)),
             Subject::Cluster { namesrv, cluster, brokers } => {
                 let got: BTreeSet<String> = world
                     .namesrv(namesrv)
@@ -133,6 +136,7 @@ impl Subject {
                 vec![world.namesrv_revision(namesrv)]
             }
             Subject::Client { client, .. } => vec![world.client_revision(client)],
+            Subject::Registration { broker, namesrv, .. } => vec![world.registration_revision(broker, namesrv)],
             Subject::Nacos(n) => n.revision(world),
             Subject::Sends(s) => vec![s.revision(world)],
             Subject::Events(_) => unreachable!("an events subject is judged on the checker's tally"),

@@ -5,6 +5,7 @@ use super::Mismatch;
 use crate::rocketmq::route_table::{RouteInfoManager, TopicQuery};
 use crate::rocketmq::types::BrokerLiveInfo;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::world::RegisterAnswer;
 use std::collections::BTreeSet;
 
 /// What a present live entry must hold; `None` fields are not checked.
@@ -105,5 +106,44 @@ pub fn query_name(q: &TopicQuery) -> String {
         TopicQuery::Unit => "getUnitTopics".into(),
         TopicQuery::UnitSub => "getHasUnitSubTopicList".into(),
         TopicQuery::UnitSubNotUnit => "getHasUnitSubUnUnitTopicList".into(),
+    }
+}
+
+/// What a broker's last REGISTER_BROKER answer must say; `Some(None)` claims Java's null (a
+/// master's answer, or a slave's whose master is not live), written `""` in a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegistrationWant {
+    pub master_addr: Option<Option<String>>,
+    pub ha_server_addr: Option<Option<String>>,
+}
+
+impl RegistrationWant {
+    pub fn check(&self, broker: &str, answer: Option<RegisterAnswer>) -> Result<(), Mismatch> {
+        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "null".into());
+        let expected = || {
+            let mut parts = Vec::new();
+            if let Some(m) = &self.master_addr {
+                parts.push(format!("masterAddr {}", text(m)));
+            }
+            if let Some(h) = &self.ha_server_addr {
+                parts.push(format!("haServerAddr {}", text(h)));
+            }
+            format!("{broker}'s last REGISTER_BROKER answer: {}", parts.join(", "))
+        };
+        let Some(a) = answer else {
+            return Err(Mismatch { expected: expected(), got: "no answer yet".into() });
+        };
+        let master_ok = self.master_addr.as_ref().is_none_or(|m| *m == a.master_addr);
+        let ha_ok = self.ha_server_addr.as_ref().is_none_or(|h| *h == a.ha_server_addr);
+        if master_ok && ha_ok {
+            return Ok(());
+        }
+        let got = format!(
+            "masterAddr {}, haServerAddr {} (answered at {})",
+            text(&a.master_addr),
+            text(&a.ha_server_addr),
+            a.at
+        );
+        Err(Mismatch { expected: expected(), got })
     }
 }

@@ -123,3 +123,46 @@ fn operator_requests_change_the_tables_as_registertopic_and_unregisterbroker_do(
 }
 
 const REQUESTS: &str = include_str!("table_tests_requests.toml");
+
+/// `RouteInfoManager#registerBroker` answers a slave with its master's address and the master's
+/// HA address (`brokerIP2` and `haListenPort`, by default the listen port + 1), a master with
+/// nulls, and a slave whose master has no live entry with nulls too. In rocketmq/03 the master
+/// is killed at 40 s (its channel closes; it is unregistered at 40.001 s) and the slave
+/// registers every 30 s from 10.004 s: its registration at 40.004 s, 4 ms after the kill, is
+/// the first answered with nulls.
+#[test]
+fn a_slave_is_told_its_master_until_the_master_is_gone() {
+    let catalogue = include_str!("../../../scenarios/rocketmq/03-master-down-no-acting-master.toml");
+    let expects = r#"
+[[expect]]
+name = "reg: the slave is told its master"
+at = "39s"
+registration = { broker = "a-slave", namesrv = "ns1", master_addr = "10.0.0.1:10911", ha_server_addr = "10.0.0.1:10912" }
+
+[[expect]]
+name = "reg: a master is told nothing"
+at = "39s"
+registration = { broker = "a-master", namesrv = "ns1", master_addr = "", ha_server_addr = "" }
+
+[[expect]]
+name = "reg: once the master is gone, nothing either"
+after = "kill the master"
+within = "1s"
+registration = { broker = "a-slave", namesrv = "ns1", master_addr = "" }
+
+[[expect]]
+name = "reg: wrong on purpose"
+at = "39s"
+registration = { broker = "a-slave", namesrv = "ns1", master_addr = "" }
+"#;
+    let scenario = parse(Path::new("t.toml"), &format!("{catalogue}\n{expects}")).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(&scenario, RunOptions::default());
+    let v: Vec<_> = report.verdicts.into_iter().filter(|(e, _)| e.name.starts_with("reg:")).collect();
+    let held: Vec<bool> = v.iter().map(|(_, v)| v.held()).collect();
+    assert_eq!(held, [true, true, true, false], "{v:#?}");
+    let Verdict::Held { converged: Some(after) } = v[2].1 else { unreachable!() };
+    assert!((4..1_000).contains(&after.millis()), "the slave's registration at 40.004 s: {after:?}");
+    let Verdict::Failed { mismatch, .. } = &v[3].1 else { unreachable!() };
+    assert_eq!(mismatch.expected, "a-slave's last REGISTER_BROKER answer: masterAddr null");
+    assert!(mismatch.got.starts_with("masterAddr 10.0.0.1:10911, haServerAddr 10.0.0.1:10912 (answered at "));
+}

@@ -176,7 +176,7 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
     let nacos = super::nacos_expect::count(r);
     let count = [r.route.is_some(), r.client.is_some(), r.live.is_some(), r.cluster.is_some(), r.sends.is_some()]
         .iter()
-        .chain([&r.events.is_some(), &r.topics.is_some()])
+        .chain([&r.events.is_some(), &r.topics.is_some(), &r.registration.is_some()])
         .filter(|x| **x)
         .count()
         + nacos;
@@ -185,7 +185,7 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
             span,
             format!("an expectation needs exactly one subject, found {count}"),
             Some(
-                "one of `route`, `client`, `live`, `cluster`, `topics`, `sends` (RocketMQ), `instance`, `service`, `subscriber` (Nacos) or `events` (the trace)",
+                "one of `route`, `client`, `live`, `cluster`, `topics`, `registration`, `sends` (RocketMQ), `instance`, `service`, `subscriber` (Nacos) or `events` (the trace)",
             ),
         );
     }
@@ -240,6 +240,9 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
     }
     if let Some(topics) = &r.topics {
         return super::table_expect::topics(ctx, topics);
+    }
+    if let Some(reg) = &r.registration {
+        return super::table_expect::registration(ctx, reg);
     }
     let cl = r.cluster.as_ref()?.get_ref();
     let namesrv = ctx.refer(&cl.namesrv, &[Kind::Namesrv]);

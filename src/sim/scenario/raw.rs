@@ -308,6 +308,7 @@ pub struct RawExpect {
     pub sends: Option<S<RawSends>>,
     pub events: Option<S<RawEvents>>,
     pub topics: Option<S<RawTopics>>,
+    pub registration: Option<S<RawRegistration>>,
     pub converges: Option<S<RawConverges>>,
 }
 
@@ -369,6 +370,16 @@ pub struct RawLive {
     pub data_version: Option<S<i64>>,
     pub last_update: Option<S<String>>,
     pub timeout: Option<S<String>>,
+}
+
+/// The `registration` subject: a broker's last REGISTER_BROKER answer.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegistration {
+    pub broker: S<String>,
+    pub namesrv: S<String>,
+    pub master_addr: Option<S<String>>,
+    pub ha_server_addr: Option<S<String>>,
 }
 
 /// The `topics` subject: a topic-list query's answer.

@@ -2,11 +2,11 @@
 //! topic-list query's answer.
 
 use super::ctx::{Ctx, Kind, Least};
-use super::raw::{RawLive, RawTopics, S};
+use super::raw::{RawLive, RawRegistration, RawTopics, S};
 use super::write::{d, q};
 use crate::rocketmq::route_table::TopicQuery;
 use crate::sim::clock::SimTime;
-use crate::sim::expect::{LiveWant, Subject, TopicsWant};
+use crate::sim::expect::{LiveWant, RegistrationWant, Subject, TopicsWant};
 use std::collections::BTreeSet;
 
 pub fn live(ctx: &mut Ctx, raw: &S<RawLive>) -> Option<Subject> {
@@ -102,4 +102,28 @@ pub fn write_topics(namesrv: &str, w: &TopicsWant) -> String {
     }
     fields.extend(w.broker_addr.as_ref().map(|a| format!("broker_addr = {}", q(a))));
     format!("topics = {{ {} }}", fields.join(", "))
+}
+
+/// `registration = { broker, namesrv, master_addr = "...", ha_server_addr = "" }`: `""` is
+/// Java's null.
+pub fn registration(ctx: &mut Ctx, raw: &S<RawRegistration>) -> Option<Subject> {
+    let r = raw.get_ref();
+    let broker = ctx.refer(&r.broker, &[Kind::Broker]);
+    let namesrv = ctx.refer(&r.namesrv, &[Kind::Namesrv]);
+    let field = |v: &Option<S<String>>| v.as_ref().map(|v| Some(v.get_ref().clone()).filter(|s| !s.is_empty()));
+    let want = RegistrationWant { master_addr: field(&r.master_addr), ha_server_addr: field(&r.ha_server_addr) };
+    if want == RegistrationWant::default() {
+        let help = "`master_addr` and/or `ha_server_addr` (\"\" claims none, as a master gets)";
+        return ctx.fail(raw.span(), "a registration subject needs a claim", Some(help));
+    }
+    Some(Subject::Registration { broker: broker?, namesrv: namesrv?, want })
+}
+
+/// The `registration = { ... }` line that loads back as the subject.
+pub fn write_registration(broker: &str, namesrv: &str, w: &RegistrationWant) -> String {
+    let mut fields = vec![format!("broker = {}", q(broker)), format!("namesrv = {}", q(namesrv))];
+    let text = |v: &Option<String>| q(v.as_deref().unwrap_or(""));
+    fields.extend(w.master_addr.as_ref().map(|m| format!("master_addr = {}", text(m))));
+    fields.extend(w.ha_server_addr.as_ref().map(|h| format!("ha_server_addr = {}", text(h))));
+    format!("registration = {{ {} }}", fields.join(", "))
 }

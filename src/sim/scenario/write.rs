@@ -316,6 +316,9 @@ fn expect(out: &mut String, e: &Expectation) {
             super::table_expect::write_live(namesrv, broker, *present, entry)
         }
         Subject::Topics { namesrv, want } => super::table_expect::write_topics(namesrv, want),
+        Subject::Registration { broker, namesrv, want } => {
+            super::table_expect::write_registration(broker, namesrv, want)
+        }
         Subject::Cluster { namesrv, cluster, brokers } => {
             format!("cluster = {{ namesrv = {}, cluster = {}, brokers = {} }}", q(namesrv), q(cluster), list(brokers))
         }
