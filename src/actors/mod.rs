@@ -26,6 +26,7 @@ pub mod env;
 pub mod nacos_app;
 pub mod nacos_health;
 pub mod nacos_http;
+pub mod nacos_member;
 pub mod nacos_server;
 pub mod nacos_subscriber;
 pub mod namesrv;

@@ -37,6 +37,8 @@ pub struct NacosServer {
     /// `UdpConnector.ackMap`: pushes sent and not acknowledged yet, by ack key.
     unacked: BTreeMap<u64, Unacked>,
     next_ack: u64,
+    /// `ServerMemberManager`'s report task, for a server in a `cluster`.
+    member: Option<crate::actors::nacos_member::Membership>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -67,7 +69,13 @@ impl NacosServer {
             udp: BTreeMap::new(),
             unacked: BTreeMap::new(),
             next_ack: 0,
+            member: None,
         }
+    }
+
+    /// Makes this server a cluster member; the director arms its first `MemberTick`.
+    pub fn set_membership(&mut self, member: crate::actors::nacos_member::Membership) {
+        self.member = Some(member);
     }
 
     /// The checker is started after the server (it needs the server's address).
@@ -181,6 +189,9 @@ impl Actor for NacosServer {
 impl Handler<Packet> for NacosServer {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
+            return;
+        }
         let Body::Nacos(msg) = &p.body else { return };
         let now = self.env.now();
         let changes = match msg {
@@ -224,6 +235,13 @@ impl Handler<Packet> for NacosServer {
                 self.unacked.remove(ack);
                 return;
             }
+            NacosMsg::MemberReport { from } => {
+                if let Some(member) = &mut self.member {
+                    member.on_report_from(from);
+                }
+                self.reply(&p, Answer::Ok);
+                return;
+            }
             // Replies and pushes are not for a server.
             NacosMsg::Reply { .. } | NacosMsg::Push { .. } => return,
         };
@@ -247,6 +265,36 @@ impl Handler<Publish> for NacosServer {
             self.queue_pushes(change);
         }
         self.rearm_push(ctx);
+    }
+}
+
+/// `MemberInfoReportTask` runs: one report, and the next run 2 s on (`Task#after`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MemberTick;
+
+impl Handler<MemberTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: MemberTick, ctx: &mut Context<Self>) {
+        let Some(member) = &mut self.member else { return };
+        if let Some((id, timeout)) = member.report() {
+            self.env.after(timeout, ctx.address(), ReportTimeout(id));
+        }
+        self.env.after(crate::actors::nacos_member::REPORT_PERIOD, ctx.address(), MemberTick);
+    }
+}
+
+/// A member report's connect-or-read deadline.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct ReportTimeout(crate::sim::packet::MsgId);
+
+impl Handler<ReportTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, ReportTimeout(id): ReportTimeout, _: &mut Context<Self>) {
+        if let Some(member) = &mut self.member {
+            member.on_timeout(id);
+        }
     }
 }
 
