@@ -21,6 +21,7 @@
 //! = 5_000L)`).
 
 use crate::actors::env::Env;
+use crate::actors::nacos_server::NacosServer;
 use crate::nacos::cluster::{MemberView, Seen};
 use crate::nacos::http::Failure;
 use crate::nacos::notes::NacosNote;
@@ -29,6 +30,7 @@ use crate::sim::clock::SimDuration;
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -161,5 +163,35 @@ impl Membership {
             to: s.to,
             fail_count: s.fail_access_cnt,
         });
+    }
+}
+
+/// `MemberInfoReportTask` runs: one report, and the next run 2 s on (`Task#after`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MemberTick;
+
+impl Handler<MemberTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: MemberTick, ctx: &mut Context<Self>) {
+        let Some(member) = self.membership() else { return };
+        if let Some((id, timeout)) = member.report() {
+            member.env.after(timeout, ctx.address(), ReportTimeout(id));
+        }
+        member.env.after(REPORT_PERIOD, ctx.address(), MemberTick);
+    }
+}
+
+/// A member report's connect-or-read deadline.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct ReportTimeout(MsgId);
+
+impl Handler<ReportTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, ReportTimeout(id): ReportTimeout, _: &mut Context<Self>) {
+        if let Some(member) = self.membership() {
+            member.on_timeout(id);
+        }
     }
 }

@@ -78,6 +78,10 @@ impl NacosServer {
         self.member = Some(member);
     }
 
+    pub(crate) fn membership(&mut self) -> Option<&mut crate::actors::nacos_member::Membership> {
+        self.member.as_mut()
+    }
+
     /// The checker is started after the server (it needs the server's address).
     pub fn set_checker(&mut self, checker: Addr<HealthChecker>) {
         self.checker = Some(checker);
@@ -265,36 +269,6 @@ impl Handler<Publish> for NacosServer {
             self.queue_pushes(change);
         }
         self.rearm_push(ctx);
-    }
-}
-
-/// `MemberInfoReportTask` runs: one report, and the next run 2 s on (`Task#after`).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct MemberTick;
-
-impl Handler<MemberTick> for NacosServer {
-    type Result = ();
-    fn handle(&mut self, _: MemberTick, ctx: &mut Context<Self>) {
-        let Some(member) = &mut self.member else { return };
-        if let Some((id, timeout)) = member.report() {
-            self.env.after(timeout, ctx.address(), ReportTimeout(id));
-        }
-        self.env.after(crate::actors::nacos_member::REPORT_PERIOD, ctx.address(), MemberTick);
-    }
-}
-
-/// A member report's connect-or-read deadline.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct ReportTimeout(crate::sim::packet::MsgId);
-
-impl Handler<ReportTimeout> for NacosServer {
-    type Result = ();
-    fn handle(&mut self, ReportTimeout(id): ReportTimeout, _: &mut Context<Self>) {
-        if let Some(member) = &mut self.member {
-            member.on_timeout(id);
-        }
     }
 }
 

@@ -13,9 +13,9 @@
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
-use crate::actors::nacos_member::{Membership, FIRST_REPORT_DELAY};
+use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
-use crate::actors::nacos_server::{MemberTick, SetSwitches, UpdateInstance};
+use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::cluster::MemberView;
 use crate::nacos::naming::NamingServer;

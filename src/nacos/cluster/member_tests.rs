@@ -50,7 +50,7 @@ fn the_first_failure_makes_a_peer_suspicious_and_the_fourth_down() {
         [(NodeState::Suspicious, 1), (NodeState::Suspicious, 2), (NodeState::Suspicious, 3), (NodeState::Down, 4)]
     );
     // Further failures keep it DOWN and keep counting.
-    assert_eq!(v.on_fail("nacos2", false).unwrap().changed(), false);
+    assert!(!v.on_fail("nacos2", false).unwrap().changed());
     assert_eq!(state(&v, "nacos2"), (NodeState::Down, 5));
 }
 
