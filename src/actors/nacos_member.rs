@@ -68,10 +68,13 @@ impl Membership {
         let peer = self.view.borrow_mut().next_target()?;
         let node = self.nodes[&peer];
         let me = self.view.borrow().me().clone();
-        let sent = self.env.send_via(node, Body::Nacos(NacosMsg::MemberReport { from: me }));
-        if sent.id == 0 {
+        // Apache's async client pools connections: a report does not queue behind the previous
+        // report's connect still in progress (a silent peer: each connect waits its full
+        // timeout), it opens its own, so each report fails on its own deadline.
+        if !self.env.alive() {
             return None; // a dead incarnation's timer
         }
+        let sent = self.env.net.send_via_pooled(self.env.node, node, Body::Nacos(NacosMsg::MemberReport { from: me }));
         // Connected: the read timeout runs from now (or from when the connection is up). Still
         // connecting (or no channel at all): the network's connect failure ends it earlier; this
         // deadline only bounds a connect that succeeded late.
