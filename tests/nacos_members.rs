@@ -28,7 +28,7 @@ use common::{routesim, text, write};
 const BASE: &str = r#"
 [scenario]
 name = "members"
-duration = "1m"
+duration = "75s"
 
 [network]
 connect_timeout = "5s"
@@ -150,6 +150,42 @@ fn a_partition_makes_the_views_disagree_and_the_heal_makes_them_agree() {
     holds(&format!(
         "\n[[fault]]\nname = \"cut\"\nat = \"20s\"\npartition = [[\"nacos1\"], [\"nacos2\", \"nacos3\"]]\n\n\
          [[fault]]\nat = \"41s\"\nheal = \"all\"\n{claims}"
+    ));
+}
+
+#[test]
+fn a_hung_member_times_out_every_report_and_is_up_again_at_the_first_after_resume() {
+    // SIGSTOP at 20 s: its kernel still accepts connections (handshake 2 ms) but nothing reads
+    // them. nacos1's report at 21 s on the kept-alive connection times out at 23.5 s (count 1);
+    // those at 25, 29, 33 s connect at +2 ms and time out reading 2.5 s later: 27.502, 31.502 and
+    // 35.502 s (count 4 > 3, DOWN). Resumed at 45 s, it answers nacos1's report of 45 s: UP.
+    let claims = all(&[
+        ("23.6s", "nacos1", "nacos3", "SUSPICIOUS"),
+        ("35.4s", "nacos1", "nacos3", "SUSPICIOUS"),
+        ("35.6s", "nacos1", "nacos3", "DOWN"),
+        ("35.6s", "nacos2", "nacos3", "DOWN"),
+        ("45.1s", "nacos1", "nacos3", "UP"),
+    ]);
+    holds(&format!(
+        "\n[[fault]]\nname = \"stop\"\nat = \"20s\"\nhang = \"nacos3\"\n\n[[fault]]\nat = \"45s\"\nresume = \"nacos3\"\n{claims}"
+    ));
+}
+
+#[test]
+fn a_one_way_block_fails_the_reports_both_ways() {
+    // nacos1 -> nacos2 blocked at 50 s. nacos1's reports to nacos2 (51, 55, 59, 63 s) are lost;
+    // nacos2's to nacos1 (same instants) arrive but the answers — and from 55 s the SYN-ACKs —
+    // cannot come back. Both: read timeout at 53.5 s, then connect timeouts at 60, 64, 68 s: DOWN
+    // at 68 s, each in its own view. nacos3 sees both UP all along.
+    let claims = all(&[
+        ("67.9s", "nacos2", "nacos1", "SUSPICIOUS"),
+        ("68.1s", "nacos2", "nacos1", "DOWN"),
+        ("68.1s", "nacos1", "nacos2", "DOWN"),
+        ("68.1s", "nacos3", "nacos1", "UP"),
+        ("68.1s", "nacos3", "nacos2", "UP"),
+    ]);
+    holds(&format!(
+        "\n[[fault]]\nname = \"one way\"\nat = \"50s\"\nblock = {{ from = \"nacos1\", to = \"nacos2\" }}\n{claims}"
     ));
 }
 
