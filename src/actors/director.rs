@@ -209,7 +209,10 @@ impl Director {
         match self.running.get(name) {
             Some(Running::Namesrv(_)) => world.set_namesrv(name, None),
             Some(Running::Client(..)) => world.set_client(name, None),
-            Some(Running::NacosServer(..)) => world.set_nacos_server(name, None),
+            Some(Running::NacosServer(..)) => {
+                world.set_nacos_server(name, None);
+                world.set_nacos_members(name, None);
+            }
             Some(Running::NacosSubscriber(_)) => world.set_nacos_subscriber(name, None),
             Some(Running::Broker(_) | Running::NacosApp(_)) | None => {}
         }

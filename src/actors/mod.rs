@@ -16,6 +16,8 @@
 //! | [`nacos_subscriber::NacosSubscriber`] | `nacos::subscriber` | 1.x `HostReactor`, `PushReceiver` |
 //!
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
+//! `nacos_member` is a clustered server's `MemberInfoReportTask` (`nacos::cluster`), run inside
+//! the server actor, whose endpoint receives the reports' answers;
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
 //! broker, route-client and producer actors.
 
@@ -26,6 +28,7 @@ pub mod env;
 pub mod nacos_app;
 pub mod nacos_health;
 pub mod nacos_http;
+pub mod nacos_member;
 pub mod nacos_server;
 pub mod nacos_subscriber;
 pub mod namesrv;

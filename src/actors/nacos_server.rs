@@ -37,6 +37,8 @@ pub struct NacosServer {
     /// `UdpConnector.ackMap`: pushes sent and not acknowledged yet, by ack key.
     unacked: BTreeMap<u64, Unacked>,
     next_ack: u64,
+    /// `ServerMemberManager`'s report task, for a server in a `cluster`.
+    member: Option<crate::actors::nacos_member::Membership>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -67,7 +69,17 @@ impl NacosServer {
             udp: BTreeMap::new(),
             unacked: BTreeMap::new(),
             next_ack: 0,
+            member: None,
         }
+    }
+
+    /// Makes this server a cluster member; the director arms its first `MemberTick`.
+    pub fn set_membership(&mut self, member: crate::actors::nacos_member::Membership) {
+        self.member = Some(member);
+    }
+
+    pub(crate) fn membership(&mut self) -> Option<&mut crate::actors::nacos_member::Membership> {
+        self.member.as_mut()
     }
 
     /// The checker is started after the server (it needs the server's address).
@@ -181,6 +193,9 @@ impl Actor for NacosServer {
 impl Handler<Packet> for NacosServer {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
+            return;
+        }
         let Body::Nacos(msg) = &p.body else { return };
         let now = self.env.now();
         let changes = match msg {
@@ -222,6 +237,13 @@ impl Handler<Packet> for NacosServer {
             NacosMsg::PushAck { ack } => {
                 // UdpReceiver: the ack removes the AckEntry; no retry will follow.
                 self.unacked.remove(ack);
+                return;
+            }
+            NacosMsg::MemberReport { from } => {
+                if let Some(member) = &mut self.member {
+                    member.on_report_from(from);
+                }
+                self.reply(&p, Answer::Ok);
                 return;
             }
             // Replies and pushes are not for a server.

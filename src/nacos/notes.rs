@@ -5,6 +5,7 @@
 //! (UnhealthyInstanceChecker)`. An ordinary beat — answered 10200, nothing changed — is one
 //! routine event, hidden from the default timeline.
 
+use crate::nacos::cluster::NodeState;
 use crate::nacos::http::Failure;
 use crate::nacos::naming::{Change, RegisterSource, Switches, Timeouts};
 use crate::nacos::types::{ClientKey, Metadata, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
@@ -144,6 +145,22 @@ pub enum NacosNote {
         why: &'static str,
     },
 
+    // ---- cluster membership (words in `notes_member.rs`) ----
+    /// `MemberInfoReportTask`: the report to `peer` was answered (`failure` none) or failed.
+    MemberProbed {
+        peer: Arc<str>,
+        failure: Option<Failure>,
+        from: NodeState,
+        to: NodeState,
+        fail_count: u32,
+    },
+    /// `NacosClusterController#report`: `peer`'s own report set it `UP` here (recorded on change).
+    MemberReportIn {
+        peer: Arc<str>,
+        from: NodeState,
+        fail_count: u32,
+    },
+
     // ---- health checker ----
     /// `silent` is the time since the last beat, so the last beat was at `t - silent`;
     /// `delete_timeout` is `None` when `ExpiredInstanceChecker` is off (`expireInstance=false`).
@@ -215,12 +232,16 @@ pub enum NacosNote {
 
 impl NacosNote {
     /// Routine: a beat answered 10200, a poll or push that changed nothing, a push task with
-    /// nobody to push to.
+    /// nobody to push to, a member report that leaves the peer `UP` or `DOWN` as it was.
     pub fn is_routine(&self) -> bool {
         match self {
             NacosNote::Beat { code, .. } => *code == CODE_OK,
             NacosNote::Pushed { subscribers, .. } => *subscribers == 0,
             NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } => true,
+            // A report answered by a peer already UP, or failing again at a peer already DOWN.
+            NacosNote::MemberProbed { failure, from, to, .. } => {
+                from == to && (failure.is_none() || *to == NodeState::Down)
+            }
             _ => false,
         }
     }
@@ -351,6 +372,7 @@ impl fmt::Display for NacosNote {
             MetadataUpdated { .. } | MetadataRefused { .. } | SwitchesSet { .. } | OperationMissed { .. } => {
                 f.write_str(&super::notes_ops::line(self))
             }
+            MemberProbed { .. } | MemberReportIn { .. } => f.write_str(&super::notes_member::line(self)),
             Unhealthy { service, client, silent, timeout, .. } => write!(
                 f,
                 "{service} {client}: no beat for {} > {}: unhealthy (UnhealthyInstanceChecker)",

@@ -14,6 +14,8 @@ pub const API_REGISTER: &str = "POST /nacos/v1/ns/instance";
 pub const API_DEREGISTER: &str = "DELETE /nacos/v1/ns/instance";
 pub const API_BEAT: &str = "PUT /nacos/v1/ns/instance/beat";
 pub const API_LIST: &str = "GET /nacos/v1/ns/instance/list";
+/// `MemberInfoReportTask#executeBody` (2.0–2.2): `POST /nacos/v1/core/cluster/report`.
+pub const API_MEMBER_REPORT: &str = "POST /nacos/v1/core/cluster/report";
 
 #[derive(Clone, Debug)]
 pub enum NacosMsg {
@@ -32,6 +34,9 @@ pub enum NacosMsg {
     /// A UDP push of a service's current data (`PushExecutorUdpImpl`). `ack` is the key the
     /// subscriber's acknowledgement names (`AckEntry`: its address and the data's `lastRefTime`).
     Push { data: Arc<ServiceInfo>, ack: u64 },
+    /// A cluster member reports itself (`getSelf()`) to a peer; answered `Ok` (Nacos answers
+    /// with the receiver's own `Member` as JSON, which `onSuccess` reads the same way).
+    MemberReport { from: Arc<str> },
     /// The `PushReceiver`'s UDP answer to a push: `{"type": "push-ack", "lastRefTime": ...}`.
     PushAck { ack: u64 },
 }
@@ -101,6 +106,7 @@ impl NacosMsg {
             NacosMsg::Reply { .. } => "HTTP response",
             NacosMsg::Push { .. } => "UDP push",
             NacosMsg::PushAck { .. } => "UDP push-ack",
+            NacosMsg::MemberReport { .. } => API_MEMBER_REPORT,
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct World {
     pub brokers: BTreeMap<String, BrokerFacts>,
     nacos_servers: RefCell<BTreeMap<String, Slot<crate::nacos::naming::NamingServer>>>,
     nacos_subscribers: RefCell<BTreeMap<String, Slot<crate::nacos::subscriber::SubscriberCore>>>,
+    /// Each clustered naming server's view of its fellow members.
+    nacos_members: RefCell<BTreeMap<String, Slot<crate::nacos::cluster::MemberView>>>,
     /// Static facts about each Nacos instance, by its scenario name, and the way back.
     nacos_instances: BTreeMap<String, NacosInstanceFacts>,
     nacos_names: BTreeMap<(crate::nacos::types::ServiceKey, crate::nacos::types::ClientKey), String>,

@@ -2,7 +2,9 @@
 //! an application, telling a naming server that it was paused, and the Nacos operations: the
 //! console's metadata edit, an application's `deregisterInstance`, and the switches.
 //!
-//! The sim's naming servers are standalone (no Distro, no Raft group). An operation aimed at
+//! The sim's naming servers are standalone (no Distro, no Raft group); those given a `cluster`
+//! also run `ServerMemberManager`'s report task and keep a member view, which nothing else reads
+//! yet. An operation aimed at
 //! several servers is sent to each; one that is down or hung gets nothing, not even after a
 //! restart. What a server accepted survives its restarts, as Nacos keeps both through its CP
 //! protocol on disk: switches (`SwitchManager` → `PersistentConsistencyService`) and instance
@@ -11,9 +13,11 @@
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
+use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
+use crate::nacos::cluster::MemberView;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::naming::{ConsoleMetadata, MetadataKey, Switches};
 use crate::nacos::notes::NacosNote;
@@ -76,8 +80,18 @@ impl Director {
         // The process must be up before any of its actors sets a timer.
         let env = self.start_process(&spec.name, Some(server.clone().recipient()));
         let checker = HealthChecker::new(env.part("health"), core.clone(), server.clone()).start();
-        let mut actor = NacosServer::new(env, core, spec.push_delay);
+        let mut actor = NacosServer::new(env.clone(), core, spec.push_delay);
         actor.set_checker(checker.clone());
+        let members = self.scenario.nacos.cluster_of(&spec.name);
+        if !members.is_empty() {
+            // A fresh view (everyone UP) per incarnation: a restarted member re-reads cluster.conf.
+            let peers: BTreeMap<Arc<str>, NodeId> =
+                members.iter().filter(|m| **m != spec.name).map(|m| (Arc::from(m.as_str()), self.nodes[m])).collect();
+            let view = Rc::new(RefCell::new(MemberView::new(&spec.name, peers.keys().cloned())));
+            self.env.obs.world.set_nacos_members(&spec.name, Some(view.clone()));
+            actor.set_membership(Membership::new(env.part("member"), view, peers));
+            env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);
+        }
         server_ctx.run(actor);
         self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
     }

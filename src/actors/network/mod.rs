@@ -264,11 +264,21 @@ impl Net {
     /// `send`, also saying which channel the request went on and when that connection is up —
     /// what a client needs to match a close to its requests and to start a read timeout.
     pub fn send_via(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
+        self.send_via_how(from, to, body, false)
+    }
+
+    /// `send_via` for a pooling client: never queued behind a connect in progress (see
+    /// `NetCore::send_how`).
+    pub fn send_via_pooled(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
+        self.send_via_how(from, to, body, true)
+    }
+
+    fn send_via_how(&self, from: NodeId, to: NodeId, body: Body, pooled: bool) -> Sent {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let k = &mut *k;
         let id = k.next_id();
-        let outcome = k.core.send(now, from, to, Seg::Data(id), &mut k.rng);
+        let outcome = k.core.send_how(now, from, to, Seg::Data(id), &mut k.rng, pooled);
         let channel = match outcome {
             SendOutcome::Deliver { channel, .. }
             | SendOutcome::Held { channel, .. }

@@ -6,6 +6,7 @@
 //! server that is down has no instances.
 
 use super::Mismatch;
+use crate::nacos::cluster::NodeState;
 use crate::nacos::types::{ClientKey, Host, ServiceKey};
 use crate::sim::world::World;
 use std::collections::BTreeSet;
@@ -26,6 +27,9 @@ pub enum NacosSubject {
         instances: Option<BTreeSet<String>>,
         healthy: Option<BTreeSet<String>>,
     },
+    /// `peer`'s state in `server`'s own membership view (`ServerMemberManager`): each member
+    /// decides for itself, so two servers may disagree about the same peer.
+    Member { server: String, peer: String, state: NodeState },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +141,17 @@ impl NacosSubject {
                     got: format!("instances {}, healthy {}", list(&all), list(&up)),
                 })
             }
+            NacosSubject::Member { server, peer, state } => {
+                let expected = format!("{server} sees {peer} {state}");
+                let Some(view) = world.nacos_members(server) else {
+                    return Err(Mismatch { expected, got: format!("{server} is not running") });
+                };
+                let p = view.borrow().peer(peer).expect("validated: a member of the same cluster");
+                if p.state == *state {
+                    return Ok(());
+                }
+                Err(Mismatch { expected, got: format!("{} (failAccessCnt {})", p.state, p.fail_access_cnt) })
+            }
         }
     }
 
@@ -158,6 +173,7 @@ impl NacosSubject {
             NacosSubject::Instance { servers, .. } => servers.iter().map(|s| world.nacos_server_revision(s)).collect(),
             NacosSubject::Service { server, .. } => vec![world.nacos_server_revision(server)],
             NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
+            NacosSubject::Member { server, .. } => vec![world.nacos_members_revision(server)],
         }
     }
 }

@@ -271,8 +271,24 @@ impl NetCore {
 
     /// A client write: reuses the client's channel to `to` or opens a new one.
     pub fn send(&mut self, now: SimTime, from: NodeId, to: NodeId, seg: Seg, rng: &mut SimRng) -> SendOutcome {
+        self.send_how(now, from, to, seg, rng, false)
+    }
+
+    /// `send`; with `pooled`, as a pooling HTTP client sends: a request does not wait behind a
+    /// connection still being set up (another request's), it leases a new one, which becomes the
+    /// current channel. The older connect goes on alone and fails or succeeds for its request.
+    pub fn send_how(
+        &mut self,
+        now: SimTime,
+        from: NodeId,
+        to: NodeId,
+        seg: Seg,
+        rng: &mut SimRng,
+        pooled: bool,
+    ) -> SendOutcome {
         let existing = self.current.get(&(from, to)).copied();
-        let (channel, opened) = match existing.filter(|id| self.channels[id].open_at_client) {
+        let usable = |c: &Channel| c.open_at_client && !(pooled && c.syn.is_some());
+        let (channel, opened) = match existing.filter(|id| usable(&self.channels[id])) {
             Some(id) => (id, false),
             None => match self.connect(now, from, to, rng) {
                 Ok(id) => (id, true),

@@ -83,6 +83,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "metadata_refused",
             "switches_set",
             "operation_missed",
+            "member_probed",
+            "member_report_in",
             "unhealthy",
             "expired",
             "client_removed",

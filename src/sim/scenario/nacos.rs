@@ -34,6 +34,22 @@ pub struct NacosServerSpec {
     pub config: NamingConfig,
     /// `nacos.naming.push.pushTaskDelay`, default 500 ms.
     pub push_delay: SimDuration,
+    /// The Nacos cluster it is a member of (`cluster.conf` lists the servers with this name);
+    /// `None`: a standalone server, as before clusters existed in the sim.
+    pub cluster: Option<String>,
+}
+
+impl NacosSpecs {
+    /// The members of `server`'s cluster (itself included), in name order; empty if standalone.
+    pub fn cluster_of(&self, server: &str) -> Vec<String> {
+        let Some(c) = self.servers.iter().find(|s| s.name == server).and_then(|s| s.cluster.as_ref()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> =
+            self.servers.iter().filter(|s| s.cluster.as_ref() == Some(c)).map(|s| s.name.clone()).collect();
+        out.sort();
+        out
+    }
 }
 
 /// An application process: one `NamingService` and the instances it registers.
@@ -130,6 +146,8 @@ pub struct NacosKnown {
     pub subscribers: BTreeMap<String, Vec<ServiceKey>>,
     /// Instances that were wrong (and reported): naming one in an expectation adds no error.
     pub broken: BTreeSet<String>,
+    /// Server name → its cluster, for servers in one.
+    pub clusters: BTreeMap<String, String>,
 }
 
 impl NacosKnown {
@@ -144,7 +162,8 @@ impl NacosKnown {
             .flat_map(|a| &a.instances)
             .map(|i| (i.name.clone(), format!("{}:{}", i.instance.ip, i.instance.port)))
             .collect();
-        NacosKnown { instances, addrs, services, subscribers, broken }
+        let clusters = specs.servers.iter().filter_map(|s| Some((s.name.clone(), s.cluster.clone()?))).collect();
+        NacosKnown { instances, addrs, services, subscribers, broken, clusters }
     }
 }
 
@@ -222,6 +241,9 @@ fn server(ctx: &mut Ctx, raw: RawNacosServer) -> NacosServerSpec {
             push_cache_millis: positive(ctx, &raw.push_cache, SimDuration(d.push_cache_millis), "push_cache").millis(),
         },
         push_delay: ctx.duration_in(&raw.push_delay, SimDuration(DEFAULT_PUSH_TASK_DELAY), "push_delay", Least::Zero),
+        // A cluster named by one server only is a cluster of one: `MemberInfoReportTask` finds no
+        // other member and reports to nobody, which is what Nacos does too.
+        cluster: raw.cluster.as_ref().and_then(|c| word(ctx, c, "cluster name")),
     }
 }
 

@@ -1,17 +1,21 @@
-//! The Nacos expectation subjects: `instance`, `service` and `subscriber`.
+//! The Nacos expectation subjects: `instance`, `service`, `subscriber` and `member`.
 
 use super::ctx::{Ctx, Kind};
 use super::error::nearest;
 use super::nacos::NacosKnown;
 use super::raw::{RawExpect, S};
-use super::raw_nacos::{RawInstanceSubject, RawServiceSubject, RawSubscriberSubject};
+use super::raw_nacos::{RawInstanceSubject, RawMemberSubject, RawServiceSubject, RawSubscriberSubject};
+use crate::nacos::cluster::NodeState;
 use crate::nacos::types::{ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE};
 use crate::sim::expect::{InstanceState, NacosSubject, Subject};
 use std::collections::BTreeSet;
 
 /// How many Nacos subjects the expectation names.
 pub fn count(r: &RawExpect) -> usize {
-    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some()].iter().filter(|x| **x).count()
+    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some(), r.member.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
 }
 
 /// The one Nacos subject of `r` (call only when `count(r) == 1`).
@@ -20,6 +24,8 @@ pub fn subject(ctx: &mut Ctx, r: &RawExpect, known: &NacosKnown) -> Option<Subje
         instance(ctx, i, known)
     } else if let Some(s) = &r.service {
         service(ctx, s, known)
+    } else if let Some(m) = &r.member {
+        member(ctx, m.get_ref(), known)
     } else {
         subscriber(ctx, r.subscriber.as_ref()?.get_ref(), known)
     };
@@ -137,4 +143,40 @@ fn subscriber(ctx: &mut Ctx, r: &RawSubscriberSubject, known: &NacosKnown) -> Op
         );
     }
     Some(NacosSubject::Subscriber { subscriber, service, instances, healthy })
+}
+
+/// `member = { server, peer, state }`: both clustered servers of one cluster, not the same one
+/// (a member's view of itself is not kept: `allMembersWithoutSelf`).
+fn member(ctx: &mut Ctx, r: &RawMemberSubject, known: &NacosKnown) -> Option<NacosSubject> {
+    let server = ctx.refer(&r.server, &[Kind::NacosServer]);
+    let peer = ctx.refer(&r.peer, &[Kind::NacosServer]);
+    let state = NodeState::parse(r.state.get_ref());
+    if state.is_none() {
+        let help = "one of \"UP\", \"SUSPICIOUS\", \"DOWN\" (Nacos's NodeState, in capitals)";
+        ctx.fail::<()>(r.state.span(), format!("unknown member state {:?}", r.state.get_ref()), Some(help));
+    }
+    let (server, peer, state) = (server?, peer?, state?);
+    let Some(cluster) = known.clusters.get(&server) else {
+        let help = "give it `cluster = \"name\"` in its [[nacos_server]], with the servers it probes";
+        return ctx.fail(r.server.span(), format!("{server} is not in a cluster: it has no member view"), Some(help));
+    };
+    if peer == server {
+        let help = "a member keeps no view of itself (allMembersWithoutSelf); name another member";
+        return ctx.fail(r.peer.span(), format!("{peer} is the server itself"), Some(help));
+    }
+    if known.clusters.get(&peer) != Some(cluster) {
+        let members: Vec<&str> =
+            known.clusters.iter().filter(|(n, c)| *c == cluster && **n != server).map(|(n, _)| n.as_str()).collect();
+        let help = if members.is_empty() {
+            format!("{server} is alone in cluster {cluster:?}")
+        } else {
+            format!("its fellow members: {}", members.join(", "))
+        };
+        return ctx.fail(
+            r.peer.span(),
+            format!("{peer} is not a member of {server}'s cluster {cluster:?}"),
+            Some(&help),
+        );
+    }
+    Some(NacosSubject::Member { server, peer, state })
 }

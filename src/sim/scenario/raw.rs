@@ -305,6 +305,7 @@ pub struct RawExpect {
     pub instance: Option<S<super::raw_nacos::RawInstanceSubject>>,
     pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
+    pub member: Option<S<super::raw_nacos::RawMemberSubject>>,
     pub sends: Option<S<RawSends>>,
     pub events: Option<S<RawEvents>>,
     pub topics: Option<S<RawTopics>>,

@@ -16,6 +16,7 @@ pub struct RawNacosServer {
     pub client_expired_time: Option<S<String>>,
     pub push_delay: Option<S<String>>,
     pub push_cache: Option<S<String>>,
+    pub cluster: Option<S<String>>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +83,15 @@ pub struct RawSubscriberSubject {
     pub group: Option<S<String>>,
     pub instances: Option<Vec<S<String>>>,
     pub healthy: Option<Vec<S<String>>>,
+}
+
+/// `member = { server, peer, state }`: `peer` as `server`'s `ServerMemberManager` sees it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemberSubject {
+    pub server: S<String>,
+    pub peer: S<String>,
+    pub state: S<String>,
 }
 
 /// `update_metadata = { instance, server, metadata }` (`server`: all of the instance's servers).

@@ -57,6 +57,9 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
         if s.push_delay != SimDuration(DEFAULT_PUSH_TASK_DELAY) {
             let _ = writeln!(out, "push_delay = {}", d(s.push_delay));
         }
+        if let Some(c) = &s.cluster {
+            let _ = writeln!(out, "cluster = {}", q(c));
+        }
     }
     for app in &n.apps {
         for i in &app.instances {
@@ -150,6 +153,9 @@ pub fn subject(s: &NacosSubject) -> String {
                 let _ = write!(s, ", healthy = {}", list(h));
             }
             s + " }"
+        }
+        NacosSubject::Member { server, peer, state } => {
+            format!("member = {{ server = {}, peer = {}, state = {} }}", q(server), q(peer), q(state.word()))
         }
     }
 }

@@ -2,6 +2,7 @@
 //! and the static facts that map an instance's scenario name to what Nacos knows it by.
 
 use super::{core, revision, set, World};
+use crate::nacos::cluster::MemberView;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, ServiceKey};
@@ -58,6 +59,20 @@ impl World {
 
     pub fn nacos_subscriber_revision(&self, name: &str) -> (u64, u64) {
         revision(&self.nacos_subscribers, name, |s| s.revision())
+    }
+
+    pub fn set_nacos_members(&self, name: &str, view: Option<Rc<RefCell<MemberView>>>) {
+        set(&self.nacos_members, name, view);
+    }
+
+    /// A clustered server's membership view, while it runs.
+    pub fn nacos_members(&self, name: &str) -> Option<Rc<RefCell<MemberView>>> {
+        core(&self.nacos_members, name)
+    }
+
+    /// Changes whenever a member of that server's view changes state, or the server restarts.
+    pub fn nacos_members_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.nacos_members, name, |v| v.revision())
     }
 
     /// Names of the naming servers, in order.

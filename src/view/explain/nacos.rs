@@ -235,6 +235,43 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
             notes_ops::switches_text(set)
         ),
         OperationMissed { operation, server, why } => format!("{operation}: {server} is {why}; nobody answers"),
+        MemberProbed { .. } if n.is_routine() => return (Vec::new(), Focus::None),
+        MemberProbed { .. } | MemberReportIn { .. } => member_story(n, &server_of(actor)),
     };
     (vec![line], Focus::None)
+}
+
+/// The membership events of `me`'s `ServerMemberManager`, in the terms of `MemberInfoReportTask`
+/// and `MemberUtil`.
+fn member_story(n: &NacosNote, me: &str) -> String {
+    use crate::nacos::cluster::MAX_FAIL_ACCESS_CNT;
+    use crate::nacos::http::Failure;
+    match n {
+        NacosNote::MemberProbed { peer, failure: None, from, .. } => format!(
+            "MemberInfoReportTask on {me} (every 2 s, one peer in turn): POST /v1/core/cluster/report to {peer} was \
+             answered → MemberUtil#onSuccess: {peer} goes from {from} to UP in {me}'s view, failAccessCnt back to 0"
+        ),
+        NacosNote::MemberProbed { peer, failure: Some(failure), from, to, fail_count } => {
+            let rule = if *failure == Failure::Refused {
+                "the error says \"Connection refused\" (nothing listens on a live host), so DOWN at once".to_string()
+            } else if *fail_count > MAX_FAIL_ACCESS_CNT {
+                format!("failAccessCnt is {fail_count} > nacos.core.member.fail-access-cnt ({MAX_FAIL_ACCESS_CNT}), so DOWN")
+            } else {
+                format!(
+                    "SUSPICIOUS with failAccessCnt {fail_count}; DOWN only once it passes {MAX_FAIL_ACCESS_CNT} \
+                     (SUSPICIOUS members still count for Distro)"
+                )
+            };
+            format!(
+                "MemberInfoReportTask on {me}: the report to {peer} failed ({failure}) → MemberUtil#onFail: {rule}; \
+                 {peer} was {from}, is now {to} in {me}'s view (other members decide for themselves)"
+            )
+        }
+        NacosNote::MemberReportIn { peer, from, fail_count } => format!(
+            "NacosClusterController#report on {me}: {peer} reported itself → ServerMemberManager#update copies it as \
+             UP (was {from}); MemberUtil#copy leaves failAccessCnt at {fail_count}, so one more failed report can \
+             take it straight back to DOWN"
+        ),
+        other => other.to_string(),
+    }
 }

@@ -186,6 +186,27 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             d.note(a, t, &format!("updateSwitch: {}", crate::nacos::notes_ops::switches_text(set)))
         }
         OperationMissed { .. } => {}
+
+        // ---- cluster membership (MemberInfoReportTask) ----
+        MemberProbed { peer, failure: None, from, to, .. } if from == to => {
+            d.routine(a, peer, t, &format!("cluster/report: {peer} still {to}"))
+        }
+        MemberProbed { peer, failure: None, from, to, .. } => {
+            d.note(a, t, &format!("report to {peer} answered: {peer} {from} -> {to} (MemberUtil#onSuccess)"))
+        }
+        MemberProbed { peer, failure: Some(failure), from, to, fail_count } => {
+            if n.is_routine() {
+                d.routine(a, peer, t, &format!("cluster/report: {failure}, {peer} still {to}"));
+                return;
+            }
+            d.arrow(a, peer, "-x", t, &format!("cluster/report: {failure}"));
+            if from != to {
+                d.note(a, t, &format!("{peer} {from} -> {to}, failAccessCnt {fail_count} (MemberUtil#onFail)"));
+            }
+        }
+        MemberReportIn { peer, from, .. } => {
+            d.note(a, t, &format!("report from {peer}: {peer} {from} -> UP (NacosClusterController#report)"))
+        }
     }
 }
 

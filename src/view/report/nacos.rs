@@ -150,5 +150,13 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         MetadataUpdated { .. } | MetadataRefused { .. } | SwitchesSet { .. } | OperationMissed { .. } => {
             b.mark(a, t, "other", detail())
         }
+        // ---- cluster membership: a tick per report, an event where a view changes ----
+        MemberProbed { from, to, failure, .. } if from == to => {
+            b.mark(a, t, if failure.is_none() { "heartbeat" } else { "drop" }, detail())
+        }
+        MemberProbed { to, .. } => {
+            b.mark(a, t, if *to == crate::nacos::cluster::NodeState::Up { "healthy" } else { "unhealthy" }, detail())
+        }
+        MemberReportIn { .. } => b.mark(a, t, "healthy", detail()),
     }
 }

@@ -190,6 +190,7 @@ fn build(
                 ..NamingConfig::default()
             },
             push_delay: SimDuration(DEFAULT_PUSH_TASK_DELAY),
+            cluster: None,
         })
         .collect();
     let server_name = |i: usize| servers[i % servers.len()].name.clone();
