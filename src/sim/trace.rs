@@ -18,6 +18,12 @@ use std::sync::Arc;
 
 pub use crate::sim::notes::{CheckNote, FaultNote, NetNote, RunNote, What};
 
+/// The process an actor belongs to: actors are named `process` or `process/part`
+/// (`ns1/scanner` → `ns1`).
+pub fn process_of(actor: &str) -> &str {
+    actor.split('/').next().unwrap_or(actor)
+}
+
 /// One thing that happened.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceEvent {

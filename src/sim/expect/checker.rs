@@ -62,14 +62,19 @@ impl Checker {
         if !self.counts_events {
             return;
         }
-        let Ok(json) = serde_json::to_value(&e.what) else { return };
+        // Serialised once, and only when some window is counting.
+        let mut json = None;
         for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
             let Subject::Events(want) = &item.exp.subject else { continue };
             let counting = match item.exp.when {
                 When::At(t) => e.t <= t,
                 When::By { .. } | When::During { .. } => item.open,
             };
-            if counting && want.matches(e, &json) {
+            if !counting {
+                continue;
+            }
+            let Some(json) = json.get_or_insert_with(|| serde_json::to_value(&e.what).ok()) else { return };
+            if want.matches(e, json) {
                 item.tally.add(e.t);
             }
         }
@@ -146,14 +151,11 @@ impl Checker {
                     }
                 }
                 When::During { .. } => {
-                    // A count only grows: one past its `at_most` has failed already; one short
-                    // of its `at_least` may still get there before the window closes.
-                    let over = |i: &Item| {
-                        let Subject::Events(w) = &i.exp.subject else { return false };
-                        w.at_most.is_some_and(|m| i.tally.count > m)
-                    };
-                    if item.counts() && !over(item) {
-                        continue;
+                    // A count is judged when the window closes, unless it has already failed.
+                    if let Subject::Events(w) = &item.exp.subject {
+                        if !w.overshot(&item.tally) {
+                            continue;
+                        }
                     }
                     if let Err(mismatch) = item.eval(world) {
                         notes.push(item.decide(world, Verdict::Failed { at: t, mismatch }));

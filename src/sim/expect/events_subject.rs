@@ -13,7 +13,7 @@
 
 use super::Mismatch;
 use crate::sim::clock::SimTime;
-use crate::sim::trace::TraceEvent;
+use crate::sim::trace::{process_of, TraceEvent};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -86,8 +86,7 @@ impl EventsWant {
             return false;
         }
         if let Some(actor) = &self.actor {
-            let process = e.actor.split('/').next().unwrap_or(&e.actor);
-            if *e.actor != **actor && process != actor {
+            if *e.actor != **actor && process_of(&e.actor) != actor {
                 return false;
             }
         }
@@ -101,6 +100,12 @@ impl EventsWant {
             None => false,
         });
         fields_match && self.about.as_ref().is_none_or(|m| m.in_event(e, json))
+    }
+
+    /// Whether a count has passed its `at_most`: a count only grows, so that is final, where
+    /// one short of its `at_least` may still get there.
+    pub fn overshot(&self, tally: &Tally) -> bool {
+        self.at_most.is_some_and(|m| tally.count > m)
     }
 
     /// The claim against a tally.
@@ -137,8 +142,7 @@ impl EventsWant {
 
 impl Mention {
     fn in_event(&self, e: &TraceEvent, json: &Value) -> bool {
-        let process = e.actor.split('/').next().unwrap_or(&e.actor);
-        if process == self.name {
+        if process_of(&e.actor) == self.name {
             return true;
         }
         if let (Some(service), Some(client)) = (&self.service, json.get("client")) {

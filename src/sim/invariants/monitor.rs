@@ -279,7 +279,7 @@ impl Monitor {
         addr: &str,
         reported: SimDuration,
     ) -> Option<Violation> {
-        let ns = actor.split('/').next().unwrap_or(actor).to_string();
+        let ns = crate::sim::trace::process_of(actor).to_string();
         let (broker, timeout) = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
         let arrived = self.arrivals.get(&ns)?.get(&broker)?;
         // The scan runs on its own thread, the registration on a Netty worker: one arriving in

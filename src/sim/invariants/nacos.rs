@@ -187,7 +187,7 @@ impl NacosWatch {
     /// A Nacos trace event: keeps the mirror of each server's instances, and checks that an
     /// instance marked unhealthy, deleted or removed had been silent long enough.
     pub fn on_note(&mut self, now: SimTime, actor: &str, note: &NacosNote) -> Vec<(Invariant, String)> {
-        let server = actor.split('/').next().unwrap_or(actor);
+        let server = crate::sim::trace::process_of(actor);
         let Some(facts) = self.servers.get(server) else { return Vec::new() };
         let expired_time = facts.client_expired_time;
         let mut out = Vec::new();

@@ -129,7 +129,7 @@ pub fn subject(ctx: &mut Ctx, raw: &S<RawEvents>, known: &Known) -> Option<Subje
     };
     let actor = r.actor.as_ref().and_then(|a| {
         let name = a.get_ref();
-        let process = name.split('/').next().unwrap_or(name);
+        let process = crate::sim::trace::process_of(name);
         let machinery = ["run", "net", "fault", "check"];
         if ctx.procs.contains_key(process) || machinery.contains(&name.as_str()) {
             return Some(name.clone());

@@ -68,7 +68,7 @@ pub fn table_lines(s: &NamingServer, world: &World) -> BTreeSet<String> {
 /// once (with the instance's row before and after), later ones are routine.
 pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeSet<String>) -> (Vec<String>, Focus) {
     use NacosNote::*;
-    let server_of = |a: &str| a.split('/').next().unwrap_or(a).to_string();
+    let server_of = |a: &str| crate::sim::trace::process_of(a).to_string();
     let who = |service: &ServiceKey, client: &ClientKey| {
         world.nacos_instance_name(service, client).map_or_else(|| client.to_string(), str::to_string)
     };

@@ -29,10 +29,7 @@ pub fn text(s: &str) -> String {
     s.replace(';', ",").replace('#', "#35;").replace("-->", "→").replace("->", "→")
 }
 
-/// The process an actor belongs to (`ns1/scanner` → `ns1`).
-pub fn process(actor: &str) -> &str {
-    actor.split('/').next().unwrap_or(actor)
-}
+pub use crate::sim::trace::process_of as process;
 
 /// Stands for "across every participant" until the participant list is known.
 pub const ALL: &str = "\u{1}all";
@@ -212,9 +209,10 @@ impl Diagram {
     /// otherwise the loss is drawn as a routine lost message.
     pub fn lost(&mut self, from: &str, to: &str, kind: &str, t: SimTime, why: &str) {
         // A lost SYN holds back whatever was waiting for the connection, whatever its kind.
-        let sent = |(f, d, label, style): &MsgKey| {
-            f == from && d == to && *style == "->>" && (kind == "SYN" || label.starts_with(kind))
+        let sent = |f: &str, d: &str, label: &str, style: &str| {
+            f == from && d == to && style == "->>" && (kind == "SYN" || label.starts_with(kind))
         };
+        let sent_key = |(f, d, label, style): &MsgKey| sent(f, d, label, style);
         let recent = |at: SimTime| at <= t && t.since(at) <= IN_FLIGHT;
         let keys = &mut self.keys;
         let convert = |m: &mut Msg, keys: &mut Keys| {
@@ -222,13 +220,15 @@ impl Diagram {
             m.key = keys.id((f, d, format!("{label}: {why}"), "-x"));
             m.in_flight = false;
         };
-        if let Some(m) = self.pending.iter_mut().rev().find(|m| m.in_flight && recent(m.t) && sent(keys.get(m.key))) {
+        let in_flight = |m: &Msg, keys: &Keys| m.in_flight && recent(m.t) && sent_key(keys.get(m.key));
+        if let Some(m) = self.pending.iter_mut().rev().find(|m| in_flight(m, keys)) {
             return convert(m, keys);
         }
-        for item in self.items.iter_mut().rev().take_while(|i| recent(i.last_t()) || i.last_t() > t) {
+        // Items are in time order: only the last second of them can hold it.
+        for item in self.items.iter_mut().rev().take_while(|i| recent(i.last_t())) {
             match item {
                 Item::Arrow { from: f, to: d, style, label, in_flight: flight @ true, t: at }
-                    if recent(*at) && sent(&(f.clone(), d.clone(), label.clone(), style)) =>
+                    if recent(*at) && sent(f, d, label, style) =>
                 {
                     *style = "-x";
                     *label = format!("{label}: {why}");
@@ -236,8 +236,7 @@ impl Diagram {
                     return;
                 }
                 Item::Routine(msgs) => {
-                    if let Some(m) = msgs.iter_mut().rev().find(|m| m.in_flight && recent(m.t) && sent(keys.get(m.key)))
-                    {
+                    if let Some(m) = msgs.iter_mut().rev().find(|m| in_flight(m, keys)) {
                         return convert(m, keys);
                     }
                 }

@@ -217,9 +217,7 @@ impl Builder {
     }
 }
 
-pub(super) fn process(actor: &str) -> &str {
-    actor.split('/').next().unwrap_or(actor)
-}
+pub(super) use crate::sim::trace::process_of as process;
 
 /// The report's model, built as the run goes: it holds what it draws, never the events.
 pub struct ReportView {
