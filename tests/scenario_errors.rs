@@ -379,12 +379,26 @@ fn operator_requests_name_real_groups_and_full_headers() {
     assert!(e.contains("a9"), "{e}");
     let e = one("\n[[fault]]\nat = \"1m\"\nunregister_broker = { broker = \"a0\" }\n");
     assert!(e.contains("`unregister_broker` is not a fault verb"), "{e}");
+    let e = one(&act(r#"register_broker = { broker = "a9", data_version = { counter = 1 } }"#));
+    assert!(e.contains("a9"), "{e}");
+    let e = one(&act(r#"register_broker = { broker = "a0", data_version = { counter = -1 } }"#));
+    assert!(e.contains("counter must be between 0 and"), "{e}");
+    let e = one(&act(r#"register_broker = { broker = "a0", data_version = { counter = 1, state_version = -2 } }"#));
+    assert!(e.contains("state_version must be between 0 and"), "{e}");
+    let e = one(&act(r#"register_broker = { broker = "a0", data_version = { counter = 1, timestamp = "soon" } }"#));
+    assert!(e.contains("invalid duration \"soon\""), "{e}");
+    let e = one(&act(r#"register_broker = { broker = "a0", data_version = { count = 1 } }"#));
+    assert!(e.contains("count") && e.contains("counter"), "the unknown key gets the right one: {e}");
+    let e = one(&act(r#"register_broker = { broker = "a0" }"#));
+    assert!(e.contains("data_version"), "{e}");
     // A header of one's own, and a topic registered only at the name server, load and write back.
     use routesim::sim::scenario::to_toml;
     let good = act(concat!(
         r#"unregister_broker = { broker = "a0", broker_id = 3, broker_addr = "10.0.0.9:10911" }"#,
         "\n\n[[action]]\nat = \"2m\"\n",
         r#"register_topic = { namesrv = "ns1", topic = "Audit", queues = [{ broker_name = "broker-a", read = 2, write = 2, perm = "r", sys_flag = 1 }] }"#,
+        "\n\n[[action]]\nat = \"2m\"\n",
+        r#"register_broker = { broker = "a0", data_version = { counter = 9, timestamp = "1m30s", state_version = 2 } }"#,
         "\n\n[[expect]]\nname = \"audit\"\nat = \"2m\"\n",
         r#"route = { namesrv = "ns1", topic = "Audit", absent = false }"#,
     ));
@@ -393,6 +407,7 @@ fn operator_requests_name_real_groups_and_full_headers() {
     assert_eq!(again.timeline, s.timeline);
     let text = to_toml(&s);
     assert!(text.contains("broker_id = 3") && text.contains("broker_addr = \"10.0.0.9:10911\""), "{text}");
+    assert!(text.contains("counter = 9, timestamp = \"1m30s\", state_version = 2"), "{text}");
 }
 
 #[test]

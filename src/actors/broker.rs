@@ -15,10 +15,10 @@
 use crate::actors::env::{Env, Stop};
 use crate::actors::network::Stop as ProcStop;
 use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
-use crate::rocketmq::broker::{self, BrokerCore, TopicChange};
+use crate::rocketmq::broker::{self, BrokerCore};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
 use crate::rocketmq::send;
-use crate::rocketmq::types::{perm, DataVersion};
+use crate::rocketmq::types::DataVersion;
 use crate::rocketmq::wire::{HeartbeatRequest, RmqMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::executor::Executor;
@@ -51,15 +51,28 @@ enum Call {
     Unregister,
 }
 
+/// What a registration carries.
+enum Content {
+    /// `registerBrokerAll`: every topic, the broker's DataVersion.
+    Full,
+    /// `registerIncrementBrokerData`: these topics only.
+    Topics(Vec<String>),
+    /// Every topic under a DataVersion a test chose (`register_broker`).
+    Version(DataVersion),
+}
+
 /// One `registerBrokerAll` (or incremental registration) waiting for the lock or running.
 struct Job {
     reason: RegisterReason,
-    changed: Option<Vec<String>>,
+    content: Content,
     /// Set when the scheduled thread runs it (the periodic task, due at this time).
     scheduled: Option<SimTime>,
 }
 
 use crate::sim::world::RegisterAnswer;
+
+mod operator;
+pub use operator::{ChangeTopics, RegisterWithVersion, SetBrokerId, SetPermission};
 
 pub struct Broker {
     env: Env,
@@ -109,16 +122,17 @@ impl Broker {
         if self.shutdown.is_some() || names == 0 {
             return self.registered(job, ctx);
         }
-        let request = match &job.changed {
-            Some(topics) => self.core.incremental_registration(topics),
-            None => self.core.full_registration(),
+        let request = match &job.content {
+            Content::Full => self.core.full_registration(),
+            Content::Topics(topics) => self.core.incremental_registration(topics),
+            Content::Version(version) => self.core.registration_with_version(*version),
         };
         let topics = request.topic_config_wrapper.as_ref().map_or(0, |w| w.topic_config_table.len());
         self.env.record(RmqNote::RegisterSent {
             reason: job.reason,
             namesrvs: self.remoting.namesrvs().iter().map(|(n, _)| n.clone()).collect(),
             topics,
-            version: self.core.data_version().to_string(),
+            version: request.topic_config_wrapper.as_ref().map(|w| w.data_version).unwrap_or_default().to_string(),
             id: request.broker_id,
         });
         let request = Arc::new(request);
@@ -181,7 +195,8 @@ impl Broker {
         while let Some((scheduled, task)) = self.sched.take() {
             match task {
                 Task::Register => {
-                    let job = Job { reason: RegisterReason::Periodic, changed: None, scheduled: Some(scheduled) };
+                    let job =
+                        Job { reason: RegisterReason::Periodic, content: Content::Full, scheduled: Some(scheduled) };
                     self.register(job, ctx);
                 }
                 Task::Refresh if self.shutdown.is_none() => {
@@ -302,7 +317,7 @@ impl Actor for Broker {
     fn started(&mut self, ctx: &mut Context<Self>) {
         // `BrokerController.start`: one forced registration, waited for; then the fixed-rate
         // tasks are scheduled.
-        self.register(Job { reason: RegisterReason::Startup, changed: None, scheduled: None }, ctx);
+        self.register(Job { reason: RegisterReason::Startup, content: Content::Full, scheduled: None }, ctx);
     }
 }
 
@@ -376,64 +391,6 @@ impl Handler<Shutdown> for Broker {
             self.shutdown = Some(0);
             self.unregister_next(ctx);
         }
-    }
-}
-
-/// An operator changes the broker's topics; it re-registers them at once.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ChangeTopics(pub TopicChange);
-
-impl Handler<ChangeTopics> for Broker {
-    type Result = ();
-    fn handle(&mut self, ChangeTopics(change): ChangeTopics, ctx: &mut Context<Self>) {
-        let detail = match &change {
-            TopicChange::Upsert(t) => format!(
-                "upsert {} {}r/{}w {}",
-                t.topic_name,
-                t.read_queue_nums,
-                t.write_queue_nums,
-                perm::to_text(t.perm)
-            ),
-            TopicChange::Delete(t) => format!("delete {t} (no registration is sent for a delete)"),
-        };
-        let changed = self.core.change_topics(self.env.now(), change);
-        self.persist();
-        self.env.record(RmqNote::TopicsChanged { detail, version: self.core.data_version().to_string() });
-        if !changed.is_empty() {
-            let job = Job { reason: RegisterReason::TopicsChanged, changed: Some(changed), scheduled: None };
-            self.register(job, ctx);
-        }
-    }
-}
-
-/// `brokerId` changes (a slave promoted); the broker registers under its new id at once.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetBrokerId(pub u64);
-
-impl Handler<SetBrokerId> for Broker {
-    type Result = ();
-    fn handle(&mut self, SetBrokerId(id): SetBrokerId, ctx: &mut Context<Self>) {
-        let from = self.core.config.broker_id;
-        self.core.set_broker_id(id);
-        self.env.record(RmqNote::BrokerIdChanged { from, to: id });
-        self.register(Job { reason: RegisterReason::IdChanged, changed: None, scheduled: None }, ctx);
-    }
-}
-
-/// `updateBrokerConfig brokerPermission=N`: new DataVersion, immediate registration.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetPermission(pub u32);
-
-impl Handler<SetPermission> for Broker {
-    type Result = ();
-    fn handle(&mut self, SetPermission(p): SetPermission, ctx: &mut Context<Self>) {
-        self.core.set_permission(self.env.now(), p);
-        self.persist();
-        self.env.record(RmqNote::PermissionChanged { perm: perm::to_text(p) });
-        self.register(Job { reason: RegisterReason::PermissionChanged, changed: None, scheduled: None }, ctx);
     }
 }
 

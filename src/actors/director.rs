@@ -6,7 +6,7 @@
 //! restarted name server has empty tables until brokers register again (#9411).
 
 use crate::actors::batcher::Batcher;
-use crate::actors::broker::{Broker, ChangeTopics, SetBrokerId, SetPermission, Shutdown};
+use crate::actors::broker::{Broker, ChangeTopics, RegisterWithVersion, SetBrokerId, SetPermission, Shutdown};
 use crate::actors::env::{Env, Stop};
 use crate::actors::namesrv::{Admin, RouteTable};
 use crate::actors::network::{Net, Stop as ProcStop};
@@ -316,6 +316,12 @@ impl Director {
             }
             Action::UnregisterBroker { namesrvs, request } => {
                 self.admin(namesrvs, || Admin::Unregister(request.clone()))
+            }
+            // One-shot: not remembered, a restarted broker registers with its own version.
+            Action::RegisterBroker { broker, version } => {
+                if let Some(b) = self.broker(broker) {
+                    b.do_send(RegisterWithVersion(*version));
+                }
             }
             Action::Topic { broker, change } => {
                 self.remember(broker, |spec| spec.apply(&event.action));

@@ -171,6 +171,15 @@ impl BrokerCore {
         self.request(self.wrapper.clone())
     }
 
+    /// A full registration carrying `version` instead of the broker's own DataVersion: what a
+    /// test sends when it calls `RouteInfoManager#registerBroker` with a DataVersion of its
+    /// choosing (`RouteInfoManagerBrokerRegisterTest`). The broker's own version is untouched.
+    pub fn registration_with_version(&self, version: DataVersion) -> RegisterBrokerRequest {
+        let wrapper =
+            TopicConfigWrapper { topic_config_table: self.wrapper.topic_config_table.clone(), data_version: version };
+        self.request(Arc::new(wrapper))
+    }
+
     /// `registerIncrementBrokerData`: only the changed topics, with the new DataVersion.
     pub fn incremental_registration(&self, changed: &[String]) -> RegisterBrokerRequest {
         let full = &self.wrapper.topic_config_table;

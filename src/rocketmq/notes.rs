@@ -18,6 +18,8 @@ pub enum RegisterReason {
     TopicsChanged,
     IdChanged,
     PermissionChanged,
+    /// A `register_broker` action: one full registration with a DataVersion chosen by the test.
+    ChosenVersion,
 }
 
 /// Where an unregister request came from.
@@ -277,6 +279,7 @@ impl fmt::Display for RmqNote {
                     RegisterReason::TopicsChanged => "topics changed, incremental",
                     RegisterReason::IdChanged => "broker id changed",
                     RegisterReason::PermissionChanged => "brokerPermission changed",
+                    RegisterReason::ChosenVersion => "a test's registration with a chosen DataVersion",
                 };
                 write!(f, "REGISTER_BROKER id={id} {topics} topics {version} -> {} ({why})", namesrvs.join(", "))
             }

@@ -166,3 +166,23 @@ registration = { broker = "a-slave", namesrv = "ns1", master_addr = "" }
     assert_eq!(mismatch.expected, "a-slave's last REGISTER_BROKER answer: masterAddr null");
     assert!(mismatch.got.starts_with("masterAddr 10.0.0.1:10911, haServerAddr 10.0.0.1:10912 (answered at "));
 }
+
+/// `register_broker` as `RouteInfoManagerBrokerRegisterTest` uses it: `registerBroker` reads a
+/// master's topics only when `isBrokerTopicConfigChanged` (the DataVersion differs from the
+/// live entry's) or on a first registration. So after `wipeWritePermOfBroker`, a registration
+/// under the version the name server already holds leaves the wipe in place, and one under a
+/// new version makes the topics writable again — and the name server keeps that version until
+/// the broker's next periodic registration (10.004 s + 30 s·k, landing 1 ms later: 70.005 s)
+/// brings back its own counter 0.
+#[test]
+fn a_chosen_dataversion_decides_whether_the_topics_are_read_again() {
+    let scenario = parse(Path::new("v.toml"), VERSION).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(&scenario, RunOptions::default());
+    let held: Vec<bool> = report.verdicts.iter().map(|(_, v)| v.held()).collect();
+    assert_eq!(held, [true, true, true, true, true, false], "{:#?}", report.verdicts);
+    let Verdict::Failed { mismatch, .. } = &report.verdicts[5].1 else { unreachable!() };
+    assert!(mismatch.expected.contains("broker-a") && mismatch.expected.contains("rw"), "{mismatch:?}");
+    assert!(mismatch.got.contains("broker-a") && mismatch.got.contains('r'), "{mismatch:?}");
+}
+
+const VERSION: &str = include_str!("table_tests_version.toml");

@@ -264,9 +264,18 @@ impl<'a> Ctx<'a> {
     /// A `brokerId`: a Java `long` that must not be negative. TOML integers stop at the same
     /// maximum, so only the lower bound can be crossed; the message still states both.
     pub fn broker_id(&mut self, v: &S<i64>) -> Option<u64> {
+        self.long(v, "id")
+    }
+
+    /// A Java `long` that must not be negative (a `brokerId`, a DataVersion's fields).
+    pub fn long(&mut self, v: &S<i64>, what: &str) -> Option<u64> {
         let n = *v.get_ref();
         if n < 0 {
-            return self.fail(v.span(), format!("id must be between 0 and {} (Java's long), got {n}", i64::MAX), None);
+            return self.fail(
+                v.span(),
+                format!("{what} must be between 0 and {} (Java's long), got {n}", i64::MAX),
+                None,
+            );
         }
         Some(n as u64)
     }

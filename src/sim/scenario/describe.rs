@@ -32,6 +32,7 @@ pub fn describe(a: &Action) -> String {
             format!("register_topic {topic} on [{}]", groups.join(", "))
         }
         Action::UnregisterBroker { request, .. } => format!("unregister_broker {request}"),
+        Action::RegisterBroker { broker, version } => format!("register_broker {broker} with DataVersion {version}"),
         Action::Topic { broker, change: TopicChange::Upsert(t) } => {
             format!("upsert_topic {} on {broker}", t.topic_name)
         }

@@ -237,6 +237,12 @@ pub enum Action {
         namesrvs: Vec<String>,
         request: crate::rocketmq::types::UnregisterRequest,
     },
+    /// The broker sends one full registration carrying this DataVersion instead of its own
+    /// (`register_broker`), as a test drives `RouteInfoManager#registerBroker`.
+    RegisterBroker {
+        broker: String,
+        version: crate::rocketmq::types::DataVersion,
+    },
     Topic {
         broker: String,
         change: TopicChange,
@@ -291,6 +297,7 @@ impl Action {
             | Action::RegisterTopic { namesrvs, .. }
             | Action::UnregisterBroker { namesrvs, .. } => namesrvs.clone(),
             Action::Topic { broker, .. }
+            | Action::RegisterBroker { broker, .. }
             | Action::SetBrokerId { broker, .. }
             | Action::BrokerPermission { broker, .. } => {
                 vec![broker.clone()]

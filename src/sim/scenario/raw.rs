@@ -175,6 +175,7 @@ pub struct RawEvent {
     pub delete_topic: Option<S<RawDeleteTopic>>,
     pub register_topic: Option<S<RawRegisterTopic>>,
     pub unregister_broker: Option<S<RawUnregisterBroker>>,
+    pub register_broker: Option<S<RawRegisterBroker>>,
     pub upsert_topic: Option<S<RawUpsertTopic>>,
     pub remove_topic: Option<S<RawRemoveTopic>>,
     pub set_broker_id: Option<S<RawSetId>>,
@@ -256,6 +257,22 @@ pub struct RawUnregisterBroker {
     pub broker_addr: Option<S<String>>,
     pub broker_name: Option<S<String>>,
     pub broker_id: Option<S<i64>>,
+}
+
+/// `register_broker = { broker, data_version = { counter, timestamp, state_version } }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegisterBroker {
+    pub broker: S<String>,
+    pub data_version: S<RawDataVersion>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDataVersion {
+    pub counter: S<i64>,
+    pub timestamp: Option<S<String>>,
+    pub state_version: Option<S<i64>>,
 }
 
 #[derive(Deserialize)]

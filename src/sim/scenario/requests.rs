@@ -1,12 +1,14 @@
 //! Raw name-server requests an operator or a test sends, as `[[action]]`s: `register_topic`
-//! (REGISTER_TOPIC_IN_NAMESRV) and `unregister_broker` (UNREGISTER_BROKER with a header of
-//! one's choosing), as `RouteInfoManagerNewTest` and `mqadmin` send them.
+//! (REGISTER_TOPIC_IN_NAMESRV), `unregister_broker` (UNREGISTER_BROKER with a header of one's
+//! choosing) and `register_broker` (a broker's REGISTER_BROKER under a chosen DataVersion), as
+//! `RouteInfoManagerNewTest`, `RouteInfoManagerBrokerRegisterTest` and `mqadmin` send them.
 
 use super::ctx::{Ctx, Kind};
-use super::raw::{RawRegisterTopic, RawTopic, RawUnregisterBroker, S};
+use super::raw::{RawRegisterBroker, RawRegisterTopic, RawTopic, RawUnregisterBroker, S};
 use super::timeline::{broker_name_known, Refs};
 use super::Action;
-use crate::rocketmq::types::{QueueData, UnregisterRequest};
+use crate::rocketmq::types::{DataVersion, QueueData, UnregisterRequest};
+use crate::sim::clock::SimTime;
 
 pub(super) fn register_topic(
     ctx: &mut Ctx,
@@ -88,4 +90,26 @@ pub(super) fn unregister_broker(
         broker_id: broker_id?,
     };
     Some(Action::UnregisterBroker { namesrvs, request })
+}
+
+/// `register_broker = { broker, data_version = { counter, timestamp = "0s", state_version = 0 } }`.
+/// Java's `DataVersion` holds three `long`s (`stateVersion`, `timestamp`, an `AtomicLong`
+/// counter) and `equals` compares all three; a broker's first version is counter 0 with the
+/// timestamp of its start. The timestamp is a time from the scenario's start, like every time
+/// here, and may lie past the run's end: it is only compared, never waited for.
+pub(super) fn register_broker(ctx: &mut Ctx, raw: &S<RawRegisterBroker>) -> Option<Action> {
+    let r = raw.get_ref();
+    let broker = ctx.refer(&r.broker, &[Kind::Broker]);
+    let dv = r.data_version.get_ref();
+    let counter = ctx.long(&dv.counter, "counter");
+    let state_version = match &dv.state_version {
+        Some(v) => ctx.long(v, "state_version"),
+        None => Some(0),
+    };
+    let timestamp = match &dv.timestamp {
+        Some(t) => ctx.duration(t).map(|d| SimTime::ZERO + d),
+        None => Some(SimTime::ZERO),
+    };
+    let version = DataVersion { state_version: state_version?, timestamp: timestamp?, counter: counter? };
+    Some(Action::RegisterBroker { broker: broker?, version })
 }

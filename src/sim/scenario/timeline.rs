@@ -20,6 +20,7 @@ const ACTION_VERBS: &[&str] = &[
     "delete_topic",
     "register_topic",
     "unregister_broker",
+    "register_broker",
     "upsert_topic",
     "remove_topic",
     "set_broker_id",
@@ -113,7 +114,7 @@ fn verbs(raw: &RawEvent) -> Vec<(&'static str, Range<usize>)> {
     }
     has!(crash, host_down, hang, resume, shutdown, restart, partition, block, heal, loss, latency);
     has!(wipe_write_perm, add_write_perm, delete_topic, upsert_topic, remove_topic, set_broker_id, broker_permission);
-    has!(register_topic, unregister_broker);
+    has!(register_topic, unregister_broker, register_broker);
     has!(update_metadata, deregister, nacos_switch);
     v
 }
@@ -300,6 +301,9 @@ fn operator_action(ctx: &mut Ctx, raw: &RawEvent, refs: &Refs) -> Option<Action>
     if let Some(u) = &raw.unregister_broker {
         let namesrvs = namesrvs_or_all(ctx, &u.get_ref().namesrv)?;
         return super::requests::unregister_broker(ctx, u, refs, namesrvs);
+    }
+    if let Some(r) = &raw.register_broker {
+        return super::requests::register_broker(ctx, r);
     }
     if let Some(u) = &raw.upsert_topic {
         let u = u.get_ref();

@@ -209,6 +209,7 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
             | Action::DeleteTopic { .. }
             | Action::RegisterTopic { .. }
             | Action::UnregisterBroker { .. }
+            | Action::RegisterBroker { .. }
             | Action::Topic { .. }
             | Action::SetBrokerId { .. }
             | Action::BrokerPermission { .. }
@@ -287,6 +288,13 @@ fn event(out: &mut String, e: &TimedEvent, all_ns: &[String]) {
         Action::Topic { broker, change: TopicChange::Delete(name) } => {
             format!("remove_topic = {{ broker = {}, topic = {} }}", q(broker), q(name))
         }
+        Action::RegisterBroker { broker, version: v } => format!(
+            "register_broker = {{ broker = {}, data_version = {{ counter = {}, timestamp = {}, state_version = {} }} }}",
+            q(broker),
+            v.counter,
+            q(&v.timestamp.since(crate::sim::clock::SimTime::ZERO).to_string()),
+            v.state_version
+        ),
         Action::SetBrokerId { broker, id } => format!("set_broker_id = {{ broker = {}, id = {id} }}", q(broker)),
         Action::BrokerPermission { broker, perm: p } => {
             format!("broker_permission = {{ broker = {}, perm = {} }}", q(broker), q(perm::to_text(*p)))

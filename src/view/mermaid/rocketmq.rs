@@ -110,5 +110,6 @@ fn reason_text(r: RegisterReason) -> &'static str {
         RegisterReason::TopicsChanged => "topics changed",
         RegisterReason::IdChanged => "broker id changed",
         RegisterReason::PermissionChanged => "permission changed",
+        RegisterReason::ChosenVersion => "a chosen DataVersion",
     }
 }
