@@ -71,8 +71,9 @@ impl Handler<SetPermission> for Broker {
 /// running registration like any other (`registerBrokerAll` is `synchronized`).
 ///
 /// This is how `RouteInfoManagerBrokerRegisterTest` drives `registerBroker` with a version of
-/// its choosing, through the real channel: equal to what the name server holds, the topics are
-/// not re-read (`isBrokerTopicConfigChanged` is false); different, they are, and the name server
+/// its choosing, through the real channel: equal to what the name server holds, a topic the
+/// table already has for the group is not re-read (`isTopicConfigChanged` is false); different,
+/// every topic is (`isBrokerTopicConfigChanged`), and the name server
 /// keeps the given version until the broker's next registration brings its own.
 #[derive(Message)]
 #[rtype(result = "()")]
