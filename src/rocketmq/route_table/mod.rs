@@ -9,6 +9,8 @@
 //! * `unregister.rs` — the batch `unRegisterBroker` (§2.3), `scanNotActiveBroker` (§2.4),
 //!   `onChannelDestroy` / `setupUnRegisterRequest` (§2.5).
 //! * `route.rs` — `pickupTopicRouteData` (§2.8), write-perm and topic admin (§2.9).
+//! * `topics.rs` — the read-only topic-list queries (`getAllTopicList`, `getTopicsByCluster`,
+//!   `getSystemTopicList`, the unit lists).
 //! * `outcome.rs` — what each call did, as data; `explain.rs` narrates it.
 //! * `memo.rs` — the steady-state skip of `registerBroker`'s topic loop, and why it is exact.
 //! * `consistency.rs` — cross-table invariants (violations) versus odd-but-real states (quirks).
@@ -32,7 +34,7 @@
 //!   where the latent NPE of §2.3 step 6 aborts), we take the first in sorted order and say so.
 //! * **Not modelled:** static-topic `topicQueueMappingInfoTable` (§2.1 step 10c; the wrapper
 //!   type carries no mapping info, so step 10a's "no static topics" condition always holds),
-//!   the KV config, and the read-only list queries (`getAllTopicList`, ...).
+//!   and the KV config.
 
 mod consistency;
 mod explain;
