@@ -1,6 +1,5 @@
 //! The integration tests, as one binary: each module below was its own `tests/*.rs` file, and each
-//! of those linked the whole crate and its dependencies again, which made a cold `cargo test` take
-//! up to 20 minutes on two cores. Run one group by its module path, e.g.
+//! of those linked the whole crate and its dependencies again. Run one group by its module path, e.g.
 //! `cargo test --test it lessons::` or `cargo test --test it nacos_ops::restarts_and_views::`.
 //!
 //! The checks that need a browser or a terminal are a second binary, `tests/tools.rs` (see the
