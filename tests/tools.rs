@@ -305,7 +305,7 @@ fn on_a_terminal(args: &str) -> Output {
     Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(root()).output().expect("script runs")
 }
 
-/// `routesim check` draws its progress line on a terminal (and only there: `tests/cli.rs`
+/// `routesim check` draws its progress line on a terminal (and only there: `tests/it/cli.rs`
 /// checks the piped output has none).
 fn check_draws_progress() {
     let o = on_a_terminal("check scenarios/nacos --jobs 2");

@@ -2,7 +2,7 @@
 //! pass that turns each term's first use on a page into a link to its glossary entry.
 //!
 //! The glossary itself is written by hand (it defines, a run cannot); this file only holds what
-//! the generator needs, so the pages stay generated. `tests/lessons.rs` checks that every anchor
+//! the generator needs, so the pages stay generated. `tests/it/lessons.rs` checks that every anchor
 //! below is a heading of `docs/glossary.md`.
 
 use std::collections::BTreeSet;

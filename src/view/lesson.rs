@@ -7,7 +7,7 @@
 //! classes and methods the comment names. The first use of each glossary term links to
 //! `docs/glossary.md` (`view::glossary`), and a "Versions" section says which releases the
 //! timings hold for (`view::versions`). Nothing on a page is written by hand: change the
-//! scenario or the model, and `UPDATE_LESSONS=1 cargo test --test lessons` rewrites the pages
+//! scenario or the model, and `UPDATE_LESSONS=1 cargo test --test it lessons::` rewrites the pages
 //! (the test fails while a committed page differs from what a run produces).
 
 use crate::sim::clock::SimTime;
@@ -289,7 +289,7 @@ pub fn index(lessons: &[Lesson]) -> String {
          Each page below is generated from a real run of one catalogue scenario (`scenarios/`): the\n\
          question, the commands to run, what the run shows — its verdicts with convergence times and\n\
          its sequence diagram —, why, and the source methods involved. Regenerate them all with\n\
-         `UPDATE_LESSONS=1 cargo test --test lessons`; the same test fails while a page is stale.\n\n\
+         `UPDATE_LESSONS=1 cargo test --test it lessons::`; the same test fails while a page is stale.\n\n\
          A page links the first use of each term to the [glossary](../glossary.md), and says which\n\
          RocketMQ or Nacos versions its timings hold for ([versions](../versions.md)).\n",
     );

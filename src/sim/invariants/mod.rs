@@ -181,7 +181,7 @@ impl fmt::Display for Invariant {
 /// Each stands for a bug the real code could have — one method of apache/rocketmq or
 /// alibaba/nacos getting one step wrong. All but the two comparison bugs (`ScanAtTimeout`,
 /// `NacosUnhealthyAtTimeout`) are chosen so that exactly one invariant catches them: on the
-/// saved counterexample the others hold (`tests/properties.rs` checks both). A bug that broke
+/// saved counterexample the others hold (`tests/it/properties.rs` checks both). A bug that broke
 /// tables for good would be seen by `convergence` as well, so the RocketMQ ones leave damage the
 /// next registration repairs, or damage only one invariant looks at. (The `>=` health check is
 /// sometimes caught by `nacos_recovery` too: an instance whose timeout equals its interval is

@@ -1,10 +1,9 @@
 //! The `routesim` command: exit codes are a contract (0 held, 1 failed, 2 invalid input), and
 //! its output carries the verdicts, the seed and the digest.
 
+use crate::common::{routesim, text, write, FAILING};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-mod common;
-use common::{routesim, text, write, FAILING};
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";
 

@@ -1,6 +1,5 @@
 //! What the integration tests share: running the `routesim` binary as a user would, reading its
-//! output, writing scenario files. Each test file uses only some of it.
-#![allow(dead_code)]
+//! output, writing scenario files. Each module uses only some of it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! regenerates every page and fails while a committed page differs from what a run produces
 //! (a model change that moves a convergence time shows up here as a stale lesson).
 //!
-//! `UPDATE_LESSONS=1 cargo test --test lessons` rewrites the pages instead of comparing.
+//! `UPDATE_LESSONS=1 cargo test --test it lessons::` rewrites the pages instead of comparing.
 
 use routesim::view::glossary::{slug, TERMS};
 use routesim::view::lesson::{index, lesson, Lesson};
@@ -52,7 +52,7 @@ fn every_lesson_page_is_what_its_scenario_produces() {
     }
     assert!(
         stale.is_empty(),
-        "stale lesson pages (run `UPDATE_LESSONS=1 cargo test --test lessons` and review the diff): {stale:?}"
+        "stale lesson pages (run `UPDATE_LESSONS=1 cargo test --test it lessons::` and review the diff): {stale:?}"
     );
 }
 

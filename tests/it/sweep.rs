@@ -1,9 +1,7 @@
 //! Times written as ranges, drawn from the seed, and `routesim sweep`, which runs a scenario
 //! over many seeds and reports distributions.
 
-mod common;
-
-use common::{errors, routesim, text, write};
+use crate::common::{errors, routesim, text, write};
 
 /// A power-off at a random phase of the broker's 30 s register cycle (and of its 5 s polls of
 /// the name server, whose idle close also ends the route); the expectation counts from it.

@@ -2,9 +2,7 @@
 //! where and what would be right: files too large or not UTF-8, seeds out of range, and an
 //! `explain --at` past the scenario's end.
 
-mod common;
-
-use common::{routesim, write};
+use crate::common::{routesim, write};
 use std::process::Output;
 
 fn stderr(o: &Output) -> String {

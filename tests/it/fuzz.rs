@@ -8,7 +8,7 @@
 //! bounds the work of a valid but long scenario.
 //!
 //! `cargo test` runs a short search (200 cases). A long one:
-//! `ROUTESIM_FUZZ_CASES=20000 cargo test --release --test fuzz -- --nocapture`
+//! `ROUTESIM_FUZZ_CASES=20000 cargo test --release --test it fuzz:: -- --nocapture`
 //! (`ROUTESIM_FUZZ_SEED` picks another search; the outcome counts print at the end).
 
 use proptest::prelude::*;

@@ -4,7 +4,7 @@
 //!
 //! Both models are covered: RocketMQ clusters ([`gen::scenario`]) and Nacos naming servers with
 //! beating instances ([`gen_nacos::scenario`]). Case counts are sized for CI on two cores;
-//! `PROPTEST_CASES=1000 cargo test --release --test properties` (or `routesim explore --cases N`)
+//! `PROPTEST_CASES=1000 cargo test --release --test it properties::` (or `routesim explore --cases N`)
 //! searches harder.
 
 use proptest::prelude::*;
@@ -192,7 +192,7 @@ fn a_planted_producer_timeout_bug_is_found_by_send_within_timeout_alone() {
 /// How many generated cases each planted bug takes to be caught, over explore seeds 1–20: the
 /// figures in the README's table and in the comments above. Generator changes move them, so
 /// re-measure after one:
-/// `cargo test --test properties planted_bug_case_counts -- --ignored --nocapture`.
+/// `cargo test --test it properties::planted_bug_case_counts -- --ignored --nocapture`.
 #[test]
 #[ignore = "a measurement, minutes long"]
 fn planted_bug_case_counts() {

@@ -1,8 +1,7 @@
 //! What a newcomer trips on (issue 13): the command line telling them what failed, how to
 //! install it, and what each subcommand looks like in use.
 
-mod common;
-use common::{routesim, text, write, FAILING, HOLDS};
+use crate::common::{routesim, text, write, FAILING, HOLDS};
 
 /// [`FAILING`] with an expectation that holds, which the failure lines must not name.
 fn failing() -> String {

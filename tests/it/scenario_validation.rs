@@ -6,8 +6,7 @@
 use routesim::sim::scenario::{parse, MAX_BROKERS, MAX_INSTANCES};
 use std::path::Path;
 
-mod common;
-use common::{errors, GOOD};
+use crate::common::{errors, GOOD};
 
 /// The only error, as `line:column: message` plus its help.
 fn one(extra: &str) -> String {

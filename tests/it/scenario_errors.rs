@@ -4,8 +4,7 @@
 use routesim::sim::scenario::parse;
 use std::path::Path;
 
-mod common;
-use common::{errors, GOOD};
+use crate::common::{errors, GOOD};
 
 fn one(extra: &str) -> String {
     let e = errors(extra);

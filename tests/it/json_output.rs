@@ -2,8 +2,7 @@
 //! same document for the same scenario and seed (but for `wall_clock`), and the exit codes of
 //! the human output. The schema is `docs/json-output.md`.
 
-mod common;
-use common::{routesim, text, write, FAILING, HOLDS};
+use crate::common::{routesim, text, write, FAILING, HOLDS};
 use serde_json::Value;
 
 const KILL: &str = "scenarios/rocketmq/01-kill-vs-silent.toml";

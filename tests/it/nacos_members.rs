@@ -21,8 +21,7 @@ use routesim::sim::runner::{run, RunOptions};
 use routesim::sim::scenario::{parse, to_toml, Scenario};
 use std::path::Path;
 
-mod common;
-use common::{routesim, text, write};
+use crate::common::{routesim, text, write};
 
 /// Three members of cluster "east"; what tests append starts on line 20.
 const BASE: &str = r#"

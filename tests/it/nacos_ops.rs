@@ -8,8 +8,7 @@ use routesim::sim::runner::{run, RunOptions};
 use routesim::sim::scenario::{parse, to_toml, Scenario};
 use std::path::Path;
 
-mod common;
-use common::{routesim, text, write};
+use crate::common::{routesim, text, write};
 
 /// One naming server, two instances with the default timeouts, a gateway subscribed to them;
 /// what tests append starts on line 25.
@@ -338,5 +337,4 @@ fn nacos_switch_is_refused_when_written_wrong() {
     assert_refused(&table(r#"{ light_beat_enabled = "no" }"#), r#""no""#, &["expected a boolean"]);
 }
 
-#[path = "nacos_ops/restarts_and_views.rs"]
 mod restarts_and_views;

@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::{routesim, text};
+use crate::common::{routesim, text};
 
 /// One broker registering with one name server every 30 s for `duration`: the routine traffic
 /// (registrations, heartbeats, scan ticks) of a quiet cluster, and nothing else.

@@ -5,8 +5,7 @@
 use routesim::sim::scenario::{parse, to_toml};
 use std::path::Path;
 
-mod common;
-use common::{routesim, text, write};
+use crate::common::{routesim, text, write};
 
 /// Sixteen lines: a name server, one broker with `Orders` (4 write queues) and a client that
 /// polls nothing yet. What a test appends starts on line 17.
