@@ -178,6 +178,22 @@ impl GrpcConnections {
     }
 }
 
+impl NacosServer {
+    /// A packet about a gRPC connection: handled here (true), with its changes traced and
+    /// pushed and, if it ended an ejector run, the next run armed.
+    pub(crate) fn on_grpc(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {
+        let Some(grpc) = self.grpc() else { return false };
+        let Some(h) = grpc.on_packet(p) else { return false };
+        if h.run_ended {
+            grpc.env.after(EJECTOR_DELAY, ctx.address(), EjectTick);
+        }
+        if !h.changes.is_empty() {
+            self.changed(h.changes, ctx);
+        }
+        true
+    }
+}
+
 /// `ConnectionManager`'s ejector runs (`doEject`).
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -208,14 +208,7 @@ impl Handler<Packet> for NacosServer {
         if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
             return;
         }
-        if let Some(h) = self.grpc.as_mut().and_then(|g| g.on_packet(&p)) {
-            if h.run_ended {
-                let delay = crate::nacos::grpc::EJECTOR_DELAY;
-                self.env.after(delay, ctx.address(), crate::actors::nacos_grpc_server::EjectTick);
-            }
-            if !h.changes.is_empty() {
-                self.changed(h.changes, ctx);
-            }
+        if self.on_grpc(&p, ctx) {
             return;
         }
         let Body::Nacos(msg) = &p.body else { return };
