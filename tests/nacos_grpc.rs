@@ -288,6 +288,10 @@ fn bad_grpc_inputs_are_refused_with_their_location() {
     refused(&inst("transport = \"grpc\"\nread_timeout = \"5s\""), &["`read_timeout` does not apply"]);
     let mixed = "\n[[instance]]\nname = \"orders-9\"\napp = \"app1\"\nservice = \"pay\"\nip = \"10.1.0.1\"\nservers = [\"nacos1\"]\n";
     refused(mixed, &["`transport` differ"]);
+    refused(
+        "\n[[action]]\nat = \"5s\"\nderegister = \"orders-1\"\n",
+        &["deregister of orders-1: a gRPC instance", "shutdown"],
+    );
 }
 
 #[test]
