@@ -38,6 +38,7 @@ enum Running {
     Client(Addr<RouteClient>, Option<Addr<Producers>>),
     NacosServer(Addr<crate::actors::nacos_server::NacosServer>, Addr<crate::actors::nacos_health::HealthChecker>),
     NacosApp(Addr<crate::actors::nacos_app::NacosApp>),
+    GrpcApp(Addr<crate::actors::nacos_grpc_client::GrpcApp>),
     NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
 }
 
@@ -214,6 +215,7 @@ impl Director {
                 world.set_nacos_members(name, None);
             }
             Some(Running::NacosSubscriber(_)) => world.set_nacos_subscriber(name, None),
+            Some(Running::GrpcApp(_)) => world.set_grpc_client(name, None),
             Some(Running::Broker(_) | Running::NacosApp(_)) | None => {}
         }
         self.env.net.stop_process(self.nodes[name], how);
@@ -229,6 +231,7 @@ impl Director {
             }
             Some(Running::NacosServer(a, _)) => a.do_send(Stop),
             Some(Running::NacosApp(a)) => a.do_send(Stop),
+            Some(Running::GrpcApp(a)) => a.do_send(Stop),
             Some(Running::NacosSubscriber(a)) => a.do_send(Stop),
             None => {}
         }

@@ -14,10 +14,12 @@
 //! | [`nacos_health::HealthChecker`] | `nacos::health` | `ClientBeatCheckTaskV2`, `ExpiredClientCleaner` |
 //! | [`nacos_app::NacosApp`] | `nacos::beat`, `nacos::http` | `NacosNamingService`, `BeatReactor`, `NamingProxy` |
 //! | [`nacos_subscriber::NacosSubscriber`] | `nacos::subscriber` | 1.x `HostReactor`, `PushReceiver` |
+//! | [`nacos_grpc_client::GrpcApp`] | `nacos::grpc` | 2.x `RpcClient`, `NamingGrpcClientProxy`, `NamingGrpcRedoService` |
 //!
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
 //! `nacos_member` is a clustered server's `MemberInfoReportTask` (`nacos::cluster`), run inside
-//! the server actor, whose endpoint receives the reports' answers;
+//! the server actor, whose endpoint receives the reports' answers; `nacos_grpc_server` is the
+//! server's `ConnectionManager` and ejector (`nacos::grpc::connections`), run inside it too;
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
 //! broker, route-client and producer actors.
 
@@ -26,6 +28,8 @@ pub mod broker;
 pub mod director;
 pub mod env;
 pub mod nacos_app;
+pub mod nacos_grpc_client;
+pub mod nacos_grpc_server;
 pub mod nacos_health;
 pub mod nacos_http;
 pub mod nacos_member;
@@ -45,5 +49,6 @@ crate::packet_endpoint!(
     producer::Producers,
     nacos_server::NacosServer,
     nacos_app::NacosApp,
+    nacos_grpc_client::GrpcApp,
     nacos_subscriber::NacosSubscriber,
 );

@@ -39,6 +39,8 @@ pub struct NacosServer {
     next_ack: u64,
     /// `ServerMemberManager`'s report task, for a server in a `cluster`.
     member: Option<crate::actors::nacos_member::Membership>,
+    /// The gRPC side (`ConnectionManager`), when the scenario has 2.x clients.
+    grpc: Option<crate::actors::nacos_grpc_server::GrpcConnections>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -70,7 +72,17 @@ impl NacosServer {
             unacked: BTreeMap::new(),
             next_ack: 0,
             member: None,
+            grpc: None,
         }
+    }
+
+    /// Serves 2.x gRPC clients; the director arms the first `EjectTick`.
+    pub fn set_grpc(&mut self, grpc: crate::actors::nacos_grpc_server::GrpcConnections) {
+        self.grpc = Some(grpc);
+    }
+
+    pub(crate) fn grpc(&mut self) -> Option<&mut crate::actors::nacos_grpc_server::GrpcConnections> {
+        self.grpc.as_mut()
     }
 
     /// Makes this server a cluster member; the director arms its first `MemberTick`.
@@ -93,7 +105,7 @@ impl NacosServer {
 
     /// Traces the changes, queues their pushes, and wakes the checker if a client became due
     /// earlier than it planned to wake.
-    fn changed(&mut self, changes: Vec<Change>, ctx: &mut Context<Self>) {
+    pub(crate) fn changed(&mut self, changes: Vec<Change>, ctx: &mut Context<Self>) {
         for change in changes {
             self.queue_pushes(&change);
             self.env.record(NacosNote::from(change));
@@ -196,6 +208,9 @@ impl Handler<Packet> for NacosServer {
         if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
             return;
         }
+        if self.on_grpc(&p, ctx) {
+            return;
+        }
         let Body::Nacos(msg) = &p.body else { return };
         let now = self.env.now();
         let changes = match msg {
@@ -246,8 +261,9 @@ impl Handler<Packet> for NacosServer {
                 self.reply(&p, Answer::Ok);
                 return;
             }
-            // Replies and pushes are not for a server.
-            NacosMsg::Reply { .. } | NacosMsg::Push { .. } => return,
+            // Replies and pushes are not for a server; gRPC went to `grpc` above (none: no 2.x
+            // clients in the scenario, so nobody sends any).
+            NacosMsg::Reply { .. } | NacosMsg::Push { .. } | NacosMsg::Grpc(_) => return,
         };
         if !changes.is_empty() {
             self.changed(changes, ctx);

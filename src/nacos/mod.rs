@@ -13,16 +13,20 @@
 //! - [`health`] — the beat checkers and client cleaner, and the tick-skipping scheduler.
 //! - [`push`] — the merged 500 ms push delay engine.
 //! - [`subscriber`] — a 1.x subscriber's `HostReactor` cache, polls and local filter.
+//! - [`grpc`] — the 2.x gRPC client's connection rules and redo, the server's connection
+//!   table and ejector.
 //! - [`cluster`] — a cluster member's view of the others (`ServerMemberManager`, `MemberUtil`).
 //! - [`wire`] — the HTTP calls and the UDP push; [`notes`] — trace events (`notes_ops` words the
 //!   operator's: console metadata and switches).
 
 pub mod beat;
 pub mod cluster;
+pub mod grpc;
 pub mod health;
 pub mod http;
 pub mod naming;
 pub mod notes;
+pub mod notes_grpc;
 pub mod notes_member;
 pub mod notes_ops;
 pub mod push;

@@ -22,6 +22,8 @@ pub enum RegisterReason {
     Startup,
     /// `BeatTask` got `20404` and registers again at once.
     NotFound,
+    /// A 2.x client's `registerInstance` over its gRPC connection.
+    Grpc,
 }
 
 /// Where a subscriber's new view came from.
@@ -161,6 +163,81 @@ pub enum NacosNote {
         fail_count: u32,
     },
 
+    // ---- 2.x gRPC client and the server's connections (words in `notes_grpc.rs`) ----
+    /// `RpcClient`: connected to `server` (`conn` is the id its `ServerCheckResponse` gave);
+    /// `previous` is the connection it abandons and closes (a switch), if any.
+    GrpcConnected {
+        server: Arc<str>,
+        conn: Arc<str>,
+        previous: Option<Arc<str>>,
+    },
+    /// A connect attempt failed; `retry_in` is the reconnect loop's sleep (`None`: a start-up
+    /// try, which moves on to the next server at once).
+    GrpcConnectFailed {
+        server: Arc<str>,
+        failure: Failure,
+        retry_in: Option<SimDuration>,
+    },
+    /// The keep-alive `HealthCheckRequest` was answered (routine).
+    GrpcHealthOk {
+        server: Arc<str>,
+    },
+    /// `RpcClient#healthCheck` failed after `tries` tries (`why`: the last try's failure), so the
+    /// client goes UNHEALTHY and reconnects (`switchServerAsync`).
+    GrpcHealthFailed {
+        server: Arc<str>,
+        tries: u32,
+        why: Failure,
+    },
+    /// The connection's stream ended under the client (FIN or RST: `onError` / `onCompleted`):
+    /// `switchServerAsync`.
+    GrpcStreamClosed {
+        server: Arc<str>,
+        conn: Arc<str>,
+    },
+    /// `RedoScheduledTask`: the instances not registered on the current connection, sent again.
+    GrpcRedo {
+        server: Arc<str>,
+        instances: Vec<Arc<str>>,
+    },
+    /// An `InstanceRequest` failed (`failure`); the redo task will try it again.
+    GrpcRequestFailed {
+        instance: Arc<str>,
+        server: Arc<str>,
+        failure: Failure,
+    },
+    /// Server: `ConnectionManager#register` took connection `conn` from `client`.
+    ConnRegistered {
+        conn: Arc<str>,
+        client: Arc<str>,
+    },
+    /// Server: `NacosRuntimeConnectionEjector` found `conn` idle for `idle` and sent it a
+    /// `ClientDetectionRequest`.
+    ConnDetecting {
+        conn: Arc<str>,
+        client: Arc<str>,
+        idle: SimDuration,
+    },
+    /// Server: the client answered the detection: active again.
+    ConnDetected {
+        conn: Arc<str>,
+        client: Arc<str>,
+    },
+    /// Server: `ConnectionManager#unregister` — `ejected_idle` set when the ejector did it (no
+    /// answer to the detection), else the TCP connection closed (`transportTerminated`).
+    ConnUnregistered {
+        conn: Arc<str>,
+        client: Arc<str>,
+        ejected_idle: Option<SimDuration>,
+    },
+    /// Server: `ConnectionBasedClientManager#clientDisconnected` removed the connection's client
+    /// and, at once, every instance it published.
+    ConnectionReleased {
+        conn: Arc<str>,
+        services: Vec<ServiceKey>,
+        instances: Vec<ClientKey>,
+    },
+
     // ---- health checker ----
     /// `silent` is the time since the last beat, so the last beat was at `t - silent`;
     /// `delete_timeout` is `None` when `ExpiredInstanceChecker` is off (`expireInstance=false`).
@@ -237,7 +314,7 @@ impl NacosNote {
         match self {
             NacosNote::Beat { code, .. } => *code == CODE_OK,
             NacosNote::Pushed { subscribers, .. } => *subscribers == 0,
-            NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } => true,
+            NacosNote::Polled { .. } | NacosNote::PushUnchanged { .. } | NacosNote::GrpcHealthOk { .. } => true,
             // A report answered by a peer already UP, or failing again at a peer already DOWN.
             NacosNote::MemberProbed { failure, from, to, .. } => {
                 from == to && (failure.is_none() || *to == NodeState::Down)
@@ -270,6 +347,9 @@ impl From<Change> for NacosNote {
                 services: published,
             },
             Change::Subscribed { service, subscriber } => NacosNote::Subscribed { service, subscriber },
+            Change::ConnectionReleased { conn, published, instances } => {
+                NacosNote::ConnectionReleased { conn, services: published, instances }
+            }
             Change::MetadataUpdated { service, client, cluster, metadata, timeouts } => {
                 NacosNote::MetadataUpdated { service, client, cluster, metadata, timeouts }
             }
@@ -315,6 +395,10 @@ impl fmt::Display for NacosNote {
                 f,
                 "{instance} in {service}: 20404 RESOURCE_NOT_FOUND -> re-register now with the original metadata"
             ),
+            Registering { instance, service, reason: RegisterReason::Grpc, .. } => write!(
+                f,
+                "registerInstance {instance} in {service}: cacheInstanceForRedo, InstanceRequest over gRPC"
+            ),
             Registered { instance, server } => write!(f, "{instance} registered on {server}"),
             Beat { instance, server, light, code, next: n } => {
                 let kind = if *light { "light beat (no body)" } else { "full beat" };
@@ -352,6 +436,7 @@ impl fmt::Display for NacosNote {
                 let how = match source {
                     RegisterSource::Request => "registerInstance",
                     RegisterSource::FullBeat => "full beat from an unknown instance: registered from its body",
+                    RegisterSource::Grpc => "InstanceRequest over gRPC (ConnectionBasedClient)",
                 };
                 let new = if *new_client { " (new client, checks every 5s from 5s on)" } else { "" };
                 write!(f, "{service} {client}: {how}, healthy{new}")
@@ -373,6 +458,18 @@ impl fmt::Display for NacosNote {
                 f.write_str(&super::notes_ops::line(self))
             }
             MemberProbed { .. } | MemberReportIn { .. } => f.write_str(&super::notes_member::line(self)),
+            GrpcConnected { .. }
+            | GrpcConnectFailed { .. }
+            | GrpcHealthOk { .. }
+            | GrpcHealthFailed { .. }
+            | GrpcStreamClosed { .. }
+            | GrpcRedo { .. }
+            | GrpcRequestFailed { .. }
+            | ConnRegistered { .. }
+            | ConnDetecting { .. }
+            | ConnDetected { .. }
+            | ConnUnregistered { .. }
+            | ConnectionReleased { .. } => f.write_str(&super::notes_grpc::line(self)),
             Unhealthy { service, client, silent, timeout, .. } => write!(
                 f,
                 "{service} {client}: no beat for {} > {}: unhealthy (UnhealthyInstanceChecker)",

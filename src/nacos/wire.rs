@@ -39,6 +39,8 @@ pub enum NacosMsg {
     MemberReport { from: Arc<str> },
     /// The `PushReceiver`'s UDP answer to a push: `{"type": "push-ack", "lastRefTime": ...}`.
     PushAck { ack: u64 },
+    /// A 2.x client's gRPC connection (`crate::nacos::grpc::wire`).
+    Grpc(crate::nacos::grpc::wire::GrpcMsg),
 }
 
 #[derive(Debug)]
@@ -107,6 +109,7 @@ impl NacosMsg {
             NacosMsg::Push { .. } => "UDP push",
             NacosMsg::PushAck { .. } => "UDP push-ack",
             NacosMsg::MemberReport { .. } => API_MEMBER_REPORT,
+            NacosMsg::Grpc(m) => m.kind(),
         }
     }
 }

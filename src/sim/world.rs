@@ -47,6 +47,8 @@ pub struct World {
     nacos_subscribers: RefCell<BTreeMap<String, Slot<crate::nacos::subscriber::SubscriberCore>>>,
     /// Each clustered naming server's view of its fellow members.
     nacos_members: RefCell<BTreeMap<String, Slot<crate::nacos::cluster::MemberView>>>,
+    /// Each 2.x client's current connection, for the `connection` subject.
+    grpc_clients: RefCell<BTreeMap<String, Slot<crate::nacos::grpc::client::ConnView>>>,
     /// Static facts about each Nacos instance, by its scenario name, and the way back.
     nacos_instances: BTreeMap<String, NacosInstanceFacts>,
     nacos_names: BTreeMap<(crate::nacos::types::ServiceKey, crate::nacos::types::ClientKey), String>,

@@ -22,6 +22,8 @@ pub struct Features {
     pub subscribers: bool,
     /// More than one Nacos server.
     pub nacos_cluster: bool,
+    /// A 2.x client keeps a gRPC connection (`transport = "grpc"`).
+    pub grpc: bool,
 }
 
 impl Features {
@@ -36,6 +38,7 @@ impl Features {
             producers: !s.producers.is_empty(),
             subscribers: !s.nacos.subscribers.is_empty(),
             nacos_cluster: s.nacos.servers.len() > 1,
+            grpc: s.nacos.apps.iter().any(|a| a.transport == crate::sim::scenario::Transport::Grpc),
         }
     }
 }
@@ -120,13 +123,22 @@ fn nacos(out: &mut String, f: Features) {
         "- **2.x Java clients** register ephemeral instances over one gRPC connection and send no beats \
          (`NamingClientProxyDelegate#getExecuteClientProxy`, 2.0.0): an instance lives as long as its \
          connection, has no unhealthy phase, and ignores `preserved.heart.beat.*`. Their `BeatReactor` is \
-         removed in 2.2.0. routesim does not model the gRPC client yet."
+         removed in 2.2.0. routesim models them where an instance has `transport = \"grpc\"`."
     );
     let _ = writeln!(
         out,
         "- **A 1.x server** (1.4.8) checks beats in `ClientBeatCheckTask` with the same defaults (15 s, \
          30 s, beats every 5 s); routesim models only the 2.x server."
     );
+    if f.grpc {
+        let _ = writeln!(
+            out,
+            "- The gRPC client and connection rules are **2.5.1**'s (`RpcClient`, `NamingGrpcRedoService`, \
+             `NacosRuntimeConnectionEjector`): probe after 20 s idle, 5 s detection timeout and latch, every 3 s. \
+             2.1.2's `ConnectionManager` probed with a 1 s timeout and a 3 s latch; 2.2.0–2.2.4 never ejected a \
+             silent connection (#10773, fixed in 2.3.0)."
+        );
+    }
     if f.subscribers {
         let _ = writeln!(
             out,

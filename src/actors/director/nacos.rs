@@ -12,19 +12,23 @@
 
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
+use crate::actors::nacos_grpc_client::{GrpcApp, GrpcShutdown};
+use crate::actors::nacos_grpc_server::{EjectTick, GrpcConnections};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
 use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
 use crate::nacos::cluster::MemberView;
+use crate::nacos::grpc::client::ConnView;
+use crate::nacos::grpc::EJECTOR_INITIAL_DELAY;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::naming::{ConsoleMetadata, MetadataKey, Switches};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, Metadata};
 use crate::sim::ids::NodeId;
-use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec};
+use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec, Transport};
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -92,6 +96,15 @@ impl Director {
             actor.set_membership(Membership::new(env.part("member"), view, peers));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);
         }
+        // The gRPC side runs only when the scenario has 2.x clients, so that scenarios without
+        // them keep their agenda exactly as before.
+        if self.scenario.nacos.apps.iter().any(|a| a.transport == Transport::Grpc) {
+            actor.set_grpc(GrpcConnections::new(
+                env.clone(),
+                self.env.obs.world.nacos_server(&spec.name).expect("set above"),
+            ));
+            env.after(EJECTOR_INITIAL_DELAY, server.clone(), EjectTick);
+        }
         server_ctx.run(actor);
         self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
     }
@@ -110,6 +123,15 @@ impl Director {
             })
             .collect();
         let servers = self.nacos_servers(&spec.servers);
+        if spec.transport == Transport::Grpc {
+            let view = Rc::new(RefCell::new(ConnView::default()));
+            self.env.obs.world.set_grpc_client(&spec.name, Some(view.clone()));
+            let ctx = Context::<GrpcApp>::new();
+            let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+            let addr = ctx.run(GrpcApp::new(env, Arc::from(spec.name.as_str()), servers, instances, view));
+            self.running.insert(spec.name.clone(), Running::GrpcApp(addr));
+            return;
+        }
         let ctx = Context::<NacosApp>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances));
@@ -133,6 +155,10 @@ impl Director {
         match self.running.get(name) {
             Some(Running::NacosApp(a)) => {
                 a.do_send(Shutdown);
+                true
+            }
+            Some(Running::GrpcApp(a)) => {
+                a.do_send(GrpcShutdown);
                 true
             }
             _ => false,

@@ -21,7 +21,7 @@ use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::invariants::Arrival;
-use crate::sim::network::{Datagram, LinkRules, NetCore, ProcState, Seg, SendOutcome};
+use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, ProcState, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
@@ -264,21 +264,26 @@ impl Net {
     /// `send`, also saying which channel the request went on and when that connection is up —
     /// what a client needs to match a close to its requests and to start a read timeout.
     pub fn send_via(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
-        self.send_via_how(from, to, body, false)
+        self.send_via_how(from, to, body, Lease::Reuse)
     }
 
     /// `send_via` for a pooling client: never queued behind a connect in progress (see
     /// `NetCore::send_how`).
     pub fn send_via_pooled(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
-        self.send_via_how(from, to, body, true)
+        self.send_via_how(from, to, body, Lease::Pooled)
     }
 
-    fn send_via_how(&self, from: NodeId, to: NodeId, body: Body, pooled: bool) -> Sent {
+    /// `send_via` on a new connection, even if one to `to` is open (see `Lease::Fresh`).
+    pub fn send_via_fresh(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
+        self.send_via_how(from, to, body, Lease::Fresh)
+    }
+
+    fn send_via_how(&self, from: NodeId, to: NodeId, body: Body, lease: Lease) -> Sent {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let k = &mut *k;
         let id = k.next_id();
-        let outcome = k.core.send_how(now, from, to, Seg::Data(id), &mut k.rng, pooled);
+        let outcome = k.core.send_how(now, from, to, Seg::Data(id), &mut k.rng, lease);
         let channel = match outcome {
             SendOutcome::Deliver { channel, .. }
             | SendOutcome::Held { channel, .. }

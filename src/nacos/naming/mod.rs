@@ -30,6 +30,7 @@
 //!   services created through the service API have the `ServiceMetadata` that enables it, and
 //!   scenarios create services only by registering), persistent instances, clusters filters.
 
+mod conn;
 mod metadata;
 #[cfg(test)]
 mod metadata_tests;
@@ -44,6 +45,7 @@ use crate::nacos::types::{
     ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
 use crate::sim::clock::{SimDuration, SimTime};
+pub use conn::ConnClient;
 pub use metadata::{ConsoleMetadata, MetadataKey, Switches, EXPIRED_METADATA_TIME};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -171,6 +173,8 @@ pub enum RegisterSource {
     Request,
     /// A full beat from an unknown instance (`handleBeat` branch B, `BeatInfoInstanceBuilder`).
     FullBeat,
+    /// An `InstanceRequest` over a 2.x client's gRPC connection (`InstanceRequestHandler`).
+    Grpc,
 }
 
 /// What an operation or a check did, as data. Each one names the Java event it stands for.
@@ -191,6 +195,9 @@ pub enum Change {
     /// `ExpiredClientCleaner` → `clientDisconnected` → one `ServiceChangedEvent` per service the
     /// client still published.
     ClientRemoved { client: ClientKey, idle: SimDuration, published: Vec<ServiceKey>, subscribed: usize },
+    /// `ConnectionBasedClientManager#clientDisconnected`: connection `conn`'s client went, with
+    /// every instance it published (`instances[i]` of service `published[i]`).
+    ConnectionReleased { conn: Arc<str>, published: Vec<ServiceKey>, instances: Vec<ClientKey> },
     /// `ServiceSubscribedEvent`: a first subscription, pushed to that subscriber alone.
     Subscribed { service: ServiceKey, subscriber: ClientKey },
     /// `InstanceOperatorClientImpl#updateInstance` stored console metadata →
@@ -215,7 +222,7 @@ impl Change {
             | Change::Unhealthy { service, .. }
             | Change::Expired { service, .. }
             | Change::MetadataUpdated { service, .. } => std::slice::from_ref(service),
-            Change::ClientRemoved { published, .. } => published,
+            Change::ClientRemoved { published, .. } | Change::ConnectionReleased { published, .. } => published,
             Change::Subscribed { .. } => &[],
         }
     }
@@ -238,6 +245,10 @@ pub struct NamingServer {
     pub(crate) console: BTreeMap<MetadataKey, ConsoleMetadata>,
     /// Start-up: `ExpiredMetadataCleaner` runs from 5 s after it, every 5 s.
     pub(crate) metadata_grid: SimTime,
+    /// `ConnectionBasedClientManager.clients`: the gRPC clients, by connection id (`conn.rs`).
+    pub(crate) conns: BTreeMap<Arc<str>, ConnClient>,
+    /// The publisher index's share for connection clients.
+    pub(crate) conn_publishers: BTreeMap<ServiceKey, BTreeSet<Arc<str>>>,
     revision: u64,
 }
 
@@ -254,6 +265,8 @@ impl NamingServer {
             schedule: Schedule::new(now),
             console: BTreeMap::new(),
             metadata_grid: now,
+            conns: BTreeMap::new(),
+            conn_publishers: BTreeMap::new(),
             revision: 0,
         }
     }
@@ -272,16 +285,24 @@ impl NamingServer {
         self.revision += 1;
     }
 
-    /// The instance `client` publishes for `service`, if any.
+    /// The instance `client` publishes for `service`, if any: an `IpPortBasedClient`'s (1.x
+    /// HTTP), else a gRPC connection client's instance at that `ip:port`.
     pub fn instance(&self, service: &ServiceKey, client: &ClientKey) -> Option<&Published> {
-        self.clients.get(client)?.publishers.get(service)
+        match self.clients.get(client).and_then(|c| c.publishers.get(service)) {
+            Some(p) => Some(p),
+            None if self.conns.is_empty() => None,
+            None => self.conn_instance(service, client),
+        }
     }
 
-    /// Every instance of `service`, in client order.
+    /// Every instance of `service`: the HTTP clients' in client order, then the gRPC clients'
+    /// in connection order.
     pub fn instances<'a>(&'a self, service: &ServiceKey) -> impl Iterator<Item = (&'a ClientKey, &'a Published)> + 'a {
         let keys = self.publishers.get(service);
-        let service = service.clone();
-        keys.into_iter().flatten().filter_map(move |k| Some((k, self.clients.get(k)?.publishers.get(&service)?)))
+        let svc = service.clone();
+        let http =
+            keys.into_iter().flatten().filter_map(move |k| Some((k, self.clients.get(k)?.publishers.get(&svc)?)));
+        http.chain(self.conn_instances(service))
     }
 
     /// `(healthy, total)` instances of `service`.

@@ -30,6 +30,9 @@ pub enum NacosSubject {
     /// `peer`'s state in `server`'s own membership view (`ServerMemberManager`): each member
     /// decides for itself, so two servers may disagree about the same peer.
     Member { server: String, peer: String, state: NodeState },
+    /// The server a 2.x client is RUNNING on (`None`: no usable connection — before its first
+    /// connect, or while it reconnects).
+    Connection { client: String, server: Option<String> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +144,21 @@ impl NacosSubject {
                     got: format!("instances {}, healthy {}", list(&all), list(&up)),
                 })
             }
+            NacosSubject::Connection { client, server } => {
+                let word = |s: Option<&str>| s.map_or("no server".to_string(), str::to_string);
+                let expected = format!("{client} connected to {}", word(server.as_deref()));
+                let Some(view) = world.grpc_client(client) else {
+                    if server.is_none() {
+                        return Ok(());
+                    }
+                    return Err(Mismatch { expected, got: format!("{client} is not running") });
+                };
+                let got = view.borrow().server().map(|s| s.to_string());
+                if got == *server {
+                    return Ok(());
+                }
+                Err(Mismatch { expected, got: format!("connected to {}", word(got.as_deref())) })
+            }
             NacosSubject::Member { server, peer, state } => {
                 let expected = format!("{server} sees {peer} {state}");
                 let Some(view) = world.nacos_members(server) else {
@@ -174,6 +192,7 @@ impl NacosSubject {
             NacosSubject::Service { server, .. } => vec![world.nacos_server_revision(server)],
             NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
             NacosSubject::Member { server, .. } => vec![world.nacos_members_revision(server)],
+            NacosSubject::Connection { client, .. } => vec![world.grpc_client_revision(client)],
         }
     }
 }

@@ -271,12 +271,10 @@ impl NetCore {
 
     /// A client write: reuses the client's channel to `to` or opens a new one.
     pub fn send(&mut self, now: SimTime, from: NodeId, to: NodeId, seg: Seg, rng: &mut SimRng) -> SendOutcome {
-        self.send_how(now, from, to, seg, rng, false)
+        self.send_how(now, from, to, seg, rng, Lease::Reuse)
     }
 
-    /// `send`; with `pooled`, as a pooling HTTP client sends: a request does not wait behind a
-    /// connection still being set up (another request's), it leases a new one, which becomes the
-    /// current channel. The older connect goes on alone and fails or succeeds for its request.
+    /// `send`, choosing how the channel is found (see [`Lease`]).
     pub fn send_how(
         &mut self,
         now: SimTime,
@@ -284,10 +282,14 @@ impl NetCore {
         to: NodeId,
         seg: Seg,
         rng: &mut SimRng,
-        pooled: bool,
+        lease: Lease,
     ) -> SendOutcome {
         let existing = self.current.get(&(from, to)).copied();
-        let usable = |c: &Channel| c.open_at_client && !(pooled && c.syn.is_some());
+        let usable = |c: &Channel| match lease {
+            Lease::Reuse => c.open_at_client,
+            Lease::Pooled => c.open_at_client && c.syn.is_none(),
+            Lease::Fresh => false,
+        };
         let (channel, opened) = match existing.filter(|id| usable(&self.channels[id])) {
             Some(id) => (id, false),
             None => match self.connect(now, from, to, rng) {
@@ -658,3 +660,17 @@ impl NetCore {
 
 #[cfg(test)]
 mod tests;
+
+/// How a client write finds its channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lease {
+    /// The client's current channel to the server, or a new one (one keep-alive connection).
+    Reuse,
+    /// As a pooling HTTP client sends: a request does not wait behind a connection still being
+    /// set up (another request's), it leases a new one, which becomes the current channel. The
+    /// older connect goes on alone and fails or succeeds for its request.
+    Pooled,
+    /// Always a new connection, which becomes the current channel — a gRPC client's new
+    /// `ManagedChannel` while its old connection to the same server is still open.
+    Fresh,
+}

@@ -38,7 +38,7 @@ pub use ctx::Drawn;
 pub use describe::describe;
 pub use error::{ScenarioError, ScenarioErrors};
 pub use limits::{read_source, MAX_BROKERS, MAX_FILE_BYTES, MAX_INSTANCES};
-pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec};
+pub use nacos::{NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, SubscriberSpec, Transport};
 pub use producer::{ProducerSpec, Schedule};
 use std::path::{Path, PathBuf};
 pub use write::to_toml;

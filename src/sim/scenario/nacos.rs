@@ -52,10 +52,23 @@ impl NacosSpecs {
     }
 }
 
+/// How an application's `NamingService` reaches the servers: `transport` on its `[[instance]]`s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// A 1.x client (or a 2.0–2.1 `NamingHttpClientProxy`): HTTP registration and
+    /// `BeatReactor` beats, checked by the server's beat checkers.
+    #[default]
+    Http,
+    /// A 2.x client: one gRPC connection (`RpcClient`), instances registered over it, liveness
+    /// by the connection (`nacos::grpc`).
+    Grpc,
+}
+
 /// An application process: one `NamingService` and the instances it registers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NacosAppSpec {
     pub name: String,
+    pub transport: Transport,
     pub servers: Vec<String>,
     /// `com.alibaba.nacos.client.naming.rtimeout`, default 50 s.
     pub read_timeout: SimDuration,
@@ -148,6 +161,8 @@ pub struct NacosKnown {
     pub broken: BTreeSet<String>,
     /// Server name → its cluster, for servers in one.
     pub clusters: BTreeMap<String, String>,
+    /// Each 2.x (gRPC) client → the servers of its list.
+    pub grpc_clients: BTreeMap<String, Vec<String>>,
 }
 
 impl NacosKnown {
@@ -163,7 +178,13 @@ impl NacosKnown {
             .map(|i| (i.name.clone(), format!("{}:{}", i.instance.ip, i.instance.port)))
             .collect();
         let clusters = specs.servers.iter().filter_map(|s| Some((s.name.clone(), s.cluster.clone()?))).collect();
-        NacosKnown { instances, addrs, services, subscribers, broken, clusters }
+        let grpc_clients = specs
+            .apps
+            .iter()
+            .filter(|a| a.transport == Transport::Grpc)
+            .map(|a| (a.name.clone(), a.servers.clone()))
+            .collect();
+        NacosKnown { instances, addrs, services, subscribers, broken, clusters, grpc_clients }
     }
 }
 
@@ -300,6 +321,40 @@ struct AppSettings {
     servers: Vec<String>,
     read_timeout: SimDuration,
     beat_threads: usize,
+    transport: Transport,
+}
+
+/// `transport = "http" | "grpc"`; the beat keys mean nothing to a gRPC client, which has no
+/// `BeatReactor` and no HTTP read timeout.
+fn transport(ctx: &mut Ctx, raw: &RawInstance) -> Transport {
+    let Some(t) = &raw.transport else { return Transport::Http };
+    let transport = match t.get_ref().as_str() {
+        "http" => Transport::Http,
+        "grpc" => Transport::Grpc,
+        other => {
+            let help =
+                "\"http\" (a 1.x client: HTTP beats, the default) or \"grpc\" (a 2.x client: one gRPC connection)";
+            ctx.error(t.span(), format!("unknown transport {other:?}"), Some(help.into()));
+            return Transport::Http;
+        }
+    };
+    if transport == Transport::Grpc {
+        let beat_keys = [
+            ("cores", raw.cores.as_ref().map(|c| c.span())),
+            ("beat_threads", raw.beat_threads.as_ref().map(|c| c.span())),
+        ];
+        for (key, span) in beat_keys {
+            if let Some(span) = span {
+                let help = "a 2.x gRPC client has no BeatReactor: its connection is its heartbeat; remove the key";
+                ctx.error(span, format!("`{key}` does not apply to a gRPC instance"), Some(help.into()));
+            }
+        }
+        if let Some(r) = &raw.read_timeout {
+            let help = "gRPC requests time out after 3 s (DefaultGrpcClientConfig timeOutMills); remove the key";
+            ctx.error(r.span(), "`read_timeout` does not apply to a gRPC instance".to_string(), Some(help.into()));
+        }
+    }
+    transport
 }
 
 fn beat_threads(ctx: &mut Ctx, raw: &RawInstance) -> usize {
@@ -371,7 +426,8 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
     let service = ServiceKey::new(&namespace?, &group?, &service?);
     let spec = NacosInstanceSpec { name: raw.name.get_ref().clone(), service, instance, start, period };
     let beat_threads = beat_threads(ctx, raw);
-    Some((spec, AppSettings { servers, read_timeout, beat_threads }))
+    let transport = transport(ctx, raw);
+    Some((spec, AppSettings { servers, read_timeout, beat_threads, transport }))
 }
 
 /// Instances grouped into their processes, checking that an app's instances agree; and the
@@ -409,9 +465,11 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> (Vec<NacosAp
             None => {
                 index.insert(process.clone(), apps.len());
                 let start = spec.start;
-                let AppSettings { servers, read_timeout, beat_threads } = settings;
+                let AppSettings { servers, read_timeout, beat_threads, transport } = settings;
                 let instances = vec![spec];
-                apps.push(NacosAppSpec { name: process, servers, read_timeout, beat_threads, start, instances });
+                let app =
+                    NacosAppSpec { name: process, transport, servers, read_timeout, beat_threads, start, instances };
+                apps.push(app);
             }
             Some(app) => {
                 let first_ns = &app.instances[0].service.namespace;
@@ -419,10 +477,11 @@ fn apps(ctx: &mut Ctx, raw: Vec<S<RawInstance>>, all: &[String]) -> (Vec<NacosAp
                     servers: app.servers.clone(),
                     read_timeout: app.read_timeout,
                     beat_threads: app.beat_threads,
+                    transport: app.transport,
                 };
                 if theirs != settings || *first_ns != spec.service.namespace {
                     let msg = format!(
-                        "{name} is in app {process} but its `servers`, `namespace`, `read_timeout`, `cores` or `beat_threads` differ"
+                        "{name} is in app {process} but its `servers`, `namespace`, `read_timeout`, `cores`, `beat_threads` or `transport` differ"
                     );
                     let help = "instances of one app share one NamingService; give them the same values or another app";
                     ctx.error(r.app.as_ref().map_or(r.name.span(), |a| a.span()), msg, Some(help.into()));

@@ -1,10 +1,12 @@
-//! The Nacos expectation subjects: `instance`, `service`, `subscriber` and `member`.
+//! The Nacos expectation subjects: `instance`, `service`, `subscriber`, `member` and `connection`.
 
 use super::ctx::{Ctx, Kind};
 use super::error::nearest;
 use super::nacos::NacosKnown;
 use super::raw::{RawExpect, S};
-use super::raw_nacos::{RawInstanceSubject, RawMemberSubject, RawServiceSubject, RawSubscriberSubject};
+use super::raw_nacos::{
+    RawConnectionSubject, RawInstanceSubject, RawMemberSubject, RawServiceSubject, RawSubscriberSubject,
+};
 use crate::nacos::cluster::NodeState;
 use crate::nacos::types::{ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE};
 use crate::sim::expect::{InstanceState, NacosSubject, Subject};
@@ -12,7 +14,7 @@ use std::collections::BTreeSet;
 
 /// How many Nacos subjects the expectation names.
 pub fn count(r: &RawExpect) -> usize {
-    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some(), r.member.is_some()]
+    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some(), r.member.is_some(), r.connection.is_some()]
         .iter()
         .filter(|x| **x)
         .count()
@@ -26,6 +28,8 @@ pub fn subject(ctx: &mut Ctx, r: &RawExpect, known: &NacosKnown) -> Option<Subje
         service(ctx, s, known)
     } else if let Some(m) = &r.member {
         member(ctx, m.get_ref(), known)
+    } else if let Some(c) = &r.connection {
+        connection(ctx, c.get_ref(), known)
     } else {
         subscriber(ctx, r.subscriber.as_ref()?.get_ref(), known)
     };
@@ -179,4 +183,33 @@ fn member(ctx: &mut Ctx, r: &RawMemberSubject, known: &NacosKnown) -> Option<Nac
         );
     }
     Some(NacosSubject::Member { server, peer, state })
+}
+
+/// `connection = { client, server }`: a 2.x client, and one server of its list or `"none"`.
+fn connection(ctx: &mut Ctx, r: &RawConnectionSubject, known: &NacosKnown) -> Option<NacosSubject> {
+    let client = ctx.refer(&r.client, &[Kind::NacosApp]);
+    let none = r.server.get_ref() == "none" && !ctx.procs.contains_key("none");
+    let server = if none { None } else { Some(ctx.refer(&r.server, &[Kind::NacosServer])) };
+    let client = client?;
+    let Some(servers) = known.grpc_clients.get(&client) else {
+        let help = "give its [[instance]]s `transport = \"grpc\"` (a 2.x client keeps one connection)";
+        return ctx.fail(
+            r.client.span(),
+            format!("{client} is a 1.x HTTP client: it has no gRPC connection"),
+            Some(help),
+        );
+    };
+    let server = match server {
+        None => None,
+        Some(s) => Some(s?),
+    };
+    if let Some(s) = server.as_ref().filter(|s| !servers.contains(s)) {
+        let help = format!("its servers: {}; or \"none\" for no connection", servers.join(", "));
+        return ctx.fail(
+            r.server.span(),
+            format!("{client} never connects to {s}: it is not in its server list"),
+            Some(&help),
+        );
+    }
+    Some(NacosSubject::Connection { client, server })
 }

@@ -116,7 +116,7 @@ fn an_app_whose_instances_disagree_on_servers_is_an_error() {
     ));
     assert_eq!(
         msg,
-        "16:7: b is in app shop but its `servers`, `namespace`, `read_timeout`, `cores` or `beat_threads` differ"
+        "16:7: b is in app shop but its `servers`, `namespace`, `read_timeout`, `cores`, `beat_threads` or `transport` differ"
     );
     assert!(help.contains("one NamingService"));
 }

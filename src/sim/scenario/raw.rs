@@ -323,6 +323,7 @@ pub struct RawExpect {
     pub service: Option<S<super::raw_nacos::RawServiceSubject>>,
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
     pub member: Option<S<super::raw_nacos::RawMemberSubject>>,
+    pub connection: Option<S<super::raw_nacos::RawConnectionSubject>>,
     pub sends: Option<S<RawSends>>,
     pub events: Option<S<RawEvents>>,
     pub topics: Option<S<RawTopics>>,

@@ -37,6 +37,7 @@ pub struct RawInstance {
     pub cores: Option<S<i64>>,
     pub beat_threads: Option<S<i64>>,
     pub start: Option<S<String>>,
+    pub transport: Option<S<String>>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +84,14 @@ pub struct RawSubscriberSubject {
     pub group: Option<S<String>>,
     pub instances: Option<Vec<S<String>>>,
     pub healthy: Option<Vec<S<String>>>,
+}
+
+/// `connection = { client, server }`: the server a 2.x client is RUNNING on (`"none"`: none).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConnectionSubject {
+    pub client: S<String>,
+    pub server: S<String>,
 }
 
 /// `member = { server, peer, state }`: `peer` as `server`'s `ServerMemberManager` sees it.

@@ -48,6 +48,11 @@ pub fn nacos_action(ctx: &mut Ctx, raw: &RawEvent, refs: &NacosRefs) -> Option<A
     }
     if let Some(d) = &raw.deregister {
         let (i, app) = instance(ctx, refs, d)?;
+        if app.transport == super::nacos::Transport::Grpc {
+            let help = "not modelled for a 2.x client yet; `shutdown` its app instead (the closed connection removes \
+                        its instances at once)";
+            return ctx.fail(d.span(), format!("deregister of {}: a gRPC instance", i.name), Some(help));
+        }
         return Some(Action::Deregister { instance: i.name.clone(), app: app.name.clone() });
     }
     let s = raw.nacos_switch.as_ref()?;

@@ -92,6 +92,9 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
             if i.start != SimTime::ZERO {
                 let _ = writeln!(out, "start = {}", t(i.start));
             }
+            if app.transport == super::nacos::Transport::Grpc {
+                let _ = writeln!(out, "transport = \"grpc\"");
+            }
         }
     }
     for (n_sub, s) in n.subscribers.iter().enumerate() {
@@ -153,6 +156,10 @@ pub fn subject(s: &NacosSubject) -> String {
                 let _ = write!(s, ", healthy = {}", list(h));
             }
             s + " }"
+        }
+        NacosSubject::Connection { client, server } => {
+            let server = server.as_deref().unwrap_or("none");
+            format!("connection = {{ client = {}, server = {} }}", q(client), q(server))
         }
         NacosSubject::Member { server, peer, state } => {
             format!("member = {{ server = {}, peer = {}, state = {} }}", q(server), q(peer), q(state.word()))

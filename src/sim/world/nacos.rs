@@ -61,6 +61,20 @@ impl World {
         revision(&self.nacos_subscribers, name, |s| s.revision())
     }
 
+    pub fn set_grpc_client(&self, name: &str, view: Option<Rc<RefCell<crate::nacos::grpc::client::ConnView>>>) {
+        set(&self.grpc_clients, name, view);
+    }
+
+    /// A 2.x client's connection view, while it runs.
+    pub fn grpc_client(&self, name: &str) -> Option<Rc<RefCell<crate::nacos::grpc::client::ConnView>>> {
+        core(&self.grpc_clients, name)
+    }
+
+    /// Changes whenever that client's connection server changes, or it starts or stops.
+    pub fn grpc_client_revision(&self, name: &str) -> (u64, u64) {
+        revision(&self.grpc_clients, name, |v| v.revision())
+    }
+
     pub fn set_nacos_members(&self, name: &str, view: Option<Rc<RefCell<MemberView>>>) {
         set(&self.nacos_members, name, view);
     }

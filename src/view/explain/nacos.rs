@@ -80,6 +80,11 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
                  NamingProxy#registerService: POST /nacos/v1/ns/instance"
             )
         }
+        Registering { instance, reason: RegisterReason::Grpc, .. } => format!(
+            "NacosNamingService#registerInstance({instance}) → NamingClientProxyDelegate (ephemeral: gRPC) → \
+             NamingGrpcClientProxy#registerService: NamingGrpcRedoService#cacheInstanceForRedo, then an \
+             InstanceRequest on the connection; no BeatReactor, no beats — the connection is the heartbeat"
+        ),
         Registering { instance, reason: RegisterReason::NotFound, .. } => format!(
             "BeatTask#run: the answer is 20404 RESOURCE_NOT_FOUND → NamingProxy#registerService({instance}) again with \
              the BeatInfo's original metadata, in the same run; the next beat is scheduled only after it returns"
@@ -128,6 +133,10 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
             };
             let how = match source {
                 RegisterSource::Request => "InstanceController#register → InstanceOperatorClientImpl#registerInstance",
+                RegisterSource::Grpc => {
+                    "GrpcRequestAcceptor (refreshActiveTime) → InstanceRequestHandler → the connection's \
+                     ConnectionBasedClient"
+                }
                 RegisterSource::FullBeat => {
                     "InstanceOperatorClientImpl#handleBeat (B): unknown instance, but a full beat carries its BeatInfo → \
                      BeatInfoInstanceBuilder → registerInstance"
@@ -235,6 +244,18 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
             notes_ops::switches_text(set)
         ),
         OperationMissed { operation, server, why } => format!("{operation}: {server} is {why}; nobody answers"),
+        GrpcHealthOk { .. } => return (Vec::new(), Focus::None),
+        GrpcConnected { .. }
+        | GrpcConnectFailed { .. }
+        | GrpcHealthFailed { .. }
+        | GrpcStreamClosed { .. }
+        | GrpcRedo { .. }
+        | GrpcRequestFailed { .. }
+        | ConnRegistered { .. }
+        | ConnDetecting { .. }
+        | ConnDetected { .. }
+        | ConnUnregistered { .. }
+        | ConnectionReleased { .. } => crate::nacos::notes_grpc::story(n),
         MemberProbed { .. } if n.is_routine() => return (Vec::new(), Focus::None),
         MemberProbed { .. } | MemberReportIn { .. } => member_story(n, &server_of(actor)),
     };

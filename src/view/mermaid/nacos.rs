@@ -73,6 +73,15 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
                         format!("POST instance {who}: registerInstance in {}, healthy{new}", service_text(service));
                     d.arrow(&app, a, "->>", t, &what);
                 }
+                RegisterSource::Grpc => {
+                    d.arrow(
+                        &app,
+                        a,
+                        "->>",
+                        t,
+                        &format!("gRPC InstanceRequest {who}: registerInstance in {}", service_text(service)),
+                    );
+                }
                 RegisterSource::FullBeat => {
                     d.arrow(&app, a, "->>", t, &format!("full beat {who} (BeatInfo in the body)"));
                     d.note(
@@ -130,6 +139,55 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             };
             let idle = secs(*idle);
             d.note(a, t, &format!("ExpiredClientCleaner: client {} idle {idle}: removed{took}", client_text(client)));
+        }
+
+        // ---- 2.x gRPC connections ----
+        GrpcConnected { server, conn, previous } => {
+            d.arrow(a, server, "->>", t, &format!("gRPC ServerCheck + ConnectionSetup: connection {conn}"));
+            if let Some(old) = previous {
+                d.note(a, t, &format!("switched: abandons and closes {old} (RpcClient#reconnect)"));
+            }
+        }
+        // The network draws the failed connect itself.
+        GrpcConnectFailed { .. } => {}
+        GrpcHealthOk { server } => d.routine(a, server, t, "HealthCheckRequest"),
+        GrpcHealthFailed { server, tries, why } => {
+            d.arrow(a, server, "-x", t, &format!("HealthCheckRequest x{tries}: {why}"));
+            d.note(a, t, "healthCheck failed: UNHEALTHY, switchServerAsync");
+        }
+        GrpcStreamClosed { server, .. } => {
+            d.note(a, t, &format!("gRPC stream to {server} ended (FIN/RST): switchServerAsync"))
+        }
+        // The registration's own arrow follows (`InstanceRegistered`).
+        GrpcRedo { instances, .. } => {
+            d.note(a, t, &format!("RedoScheduledTask: register {} again", instances.join(", ")))
+        }
+        GrpcRequestFailed { instance, server, failure } => {
+            d.arrow(a, server, "-x", t, &format!("InstanceRequest {instance}: {failure}"))
+        }
+        ConnRegistered { .. } => {}
+        ConnDetecting { conn, client, idle } => d.note(
+            a,
+            t,
+            &format!(
+                "ConnectionManager: {conn} ({client}) idle {}: ClientDetectionRequest, latch up to 5s",
+                secs(*idle)
+            ),
+        ),
+        ConnDetected { conn, .. } => d.note(a, t, &format!("{conn} answered the detection: active again")),
+        ConnUnregistered { conn, client, ejected_idle: Some(idle) } => d.note(
+            a,
+            t,
+            &format!("{conn} ({client}) no answer, idle {}: unregistered (NacosRuntimeConnectionEjector)", secs(*idle)),
+        ),
+        ConnUnregistered { conn, client, ejected_idle: None } => {
+            d.note(a, t, &format!("{conn} ({client}) TCP closed: unregistered (transportTerminated)"))
+        }
+        ConnectionReleased { services, instances, .. } => {
+            let names: Vec<String> = services.iter().zip(instances).map(|(s, c)| cast.instance(s, c)).collect();
+            if !names.is_empty() {
+                d.note(a, t, &format!("clientDisconnected: {} removed at once", names.join(", ")));
+            }
         }
 
         // ---- the push engine and subscribers ----

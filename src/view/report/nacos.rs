@@ -126,6 +126,22 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             }
         }
 
+        // ---- 2.x gRPC connections ----
+        GrpcHealthOk { .. } => b.mark(a, t, "heartbeat", detail()),
+        GrpcConnected { .. } | GrpcRedo { .. } => b.mark(a, t, "register", detail()),
+        GrpcConnectFailed { .. } | GrpcHealthFailed { .. } | GrpcRequestFailed { .. } | GrpcStreamClosed { .. } => {
+            b.mark(a, t, "drop", detail())
+        }
+        ConnRegistered { .. } | ConnDetecting { .. } | ConnDetected { .. } => b.mark(a, t, "other", detail()),
+        ConnUnregistered { .. } => b.mark(a, t, "expire", detail()),
+        ConnectionReleased { services, instances, .. } => {
+            b.mark(a, t, "expire", detail());
+            for (service, client) in services.iter().zip(instances) {
+                let row = instance_row(b, cast, &server, service, client);
+                b.close_bar(row, t);
+            }
+        }
+
         // ---- the push engine and subscribers ----
         Pushed { subscribers: 0, .. } => {}
         Pushed { .. } | PushResent { .. } | PushGaveUp { .. } => b.mark(a, t, "push", detail()),

@@ -278,6 +278,7 @@ fn app_spec(k: usize, a: &App, services: usize, server_name: &dyn Fn(usize) -> S
     }
     NacosAppSpec {
         name: format!("a{}", k + 1),
+        transport: crate::sim::scenario::Transport::Http,
         servers: vec![server_name(a.server)],
         read_timeout: SimDuration(a.read_timeout_ms),
         beat_threads: a.beat_threads,
