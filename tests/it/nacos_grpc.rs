@@ -20,8 +20,7 @@ use routesim::sim::runner::{run, RunOptions};
 use routesim::sim::scenario::{parse, to_toml, Scenario};
 use std::path::Path;
 
-mod common;
-use common::{routesim, text, write};
+use crate::common::{routesim, text, write};
 
 /// One naming server and one 2.x client with one instance; what tests append follows.
 const BASE: &str = r#"
