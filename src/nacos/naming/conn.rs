@@ -40,17 +40,7 @@ impl NamingServer {
     ) -> Option<Vec<Change>> {
         let key = ClientKey::new(&instance.ip, instance.port);
         let timeouts = Timeouts::from_metadata(&instance.metadata);
-        let published = Published {
-            ip: instance.ip.clone(),
-            port: instance.port,
-            cluster: instance.cluster.clone(),
-            weight: instance.weight,
-            enabled: instance.enabled,
-            healthy: instance.healthy,
-            metadata: instance.metadata.clone(),
-            last_heart_beat: now,
-            timeouts,
-        };
+        let published = Published::new(instance, now, timeouts);
         let client = self.conns.get_mut(conn)?;
         let old = client.publishers.insert(service.clone(), (key.clone(), published));
         self.services.insert(service.clone());

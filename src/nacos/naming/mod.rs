@@ -146,6 +146,23 @@ pub struct Published {
     pub timeouts: Timeouts,
 }
 
+impl Published {
+    /// What a registration publishes (`InstancePublishInfo`), beating as of `now`.
+    pub fn new(instance: &crate::nacos::types::Instance, now: SimTime, timeouts: Timeouts) -> Self {
+        Published {
+            ip: instance.ip.clone(),
+            port: instance.port,
+            cluster: instance.cluster.clone(),
+            weight: instance.weight,
+            enabled: instance.enabled,
+            healthy: instance.healthy,
+            metadata: instance.metadata.clone(),
+            last_heart_beat: now,
+            timeouts,
+        }
+    }
+}
+
 /// An `IpPortBasedClient` (`ip:port#true`).
 #[derive(Clone, Debug)]
 pub struct IpPortClient {

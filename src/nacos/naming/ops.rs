@@ -42,17 +42,7 @@ impl NamingServer {
         self.services.insert(service.clone());
         self.clean_metadata(now);
         let timeouts = self.timeouts_for(service, &key, &instance.cluster, &instance.metadata);
-        let published = Published {
-            ip: instance.ip.clone(),
-            port: instance.port,
-            cluster: instance.cluster.clone(),
-            weight: instance.weight,
-            enabled: instance.enabled,
-            healthy: instance.healthy,
-            metadata: instance.metadata.clone(),
-            last_heart_beat: now,
-            timeouts,
-        };
+        let published = Published::new(instance, now, timeouts);
         let client = self.clients.get_mut(&key).expect("created above");
         client.publishers.insert(service.clone(), published);
         client.last_updated = now;
