@@ -99,7 +99,7 @@ fn samples() -> Vec<(String, Scenario)> {
 /// A run with its trace kept and its key moments told, as `run --report` makes one.
 fn kept(s: &Scenario) -> routesim::sim::runner::RunReport {
     let trace = TraceOptions { keep: true, ..Default::default() };
-    run(s, RunOptions { trace, explain: true, ..Default::default() })
+    run(s, RunOptions { trace, narrator: Some(routesim::view::explain::narrator()), ..Default::default() })
 }
 
 /// Long runs drawn from catalogue scenarios: (scenario, duration, drawn around its faults and

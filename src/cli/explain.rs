@@ -51,7 +51,12 @@ pub fn explain(args: ExplainArgs) -> u8 {
         );
         return INVALID;
     }
-    let opts = RunOptions { seed: args.seed, explain: true, max_events: args.max_events, ..Default::default() };
+    let opts = RunOptions {
+        seed: args.seed,
+        narrator: Some(crate::view::explain::narrator()),
+        max_events: args.max_events,
+        ..Default::default()
+    };
     let report = run(&scenario, opts);
     if let Some(over) = report.budget_exceeded {
         // A walk through half a run would read as the whole story: say why it stopped instead.

@@ -173,7 +173,7 @@ pub fn run(args: RunArgs) -> u8 {
                 progress: progress.clone().map(virtual_clock),
                 max_events: args.max_events,
                 // The report lists explain's key moments under its chart.
-                explain: args.report.is_some(),
+                narrator: args.report.is_some().then(crate::view::explain::narrator),
                 ..Default::default()
             },
         );

@@ -4,11 +4,11 @@ use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::invariants::monitor::Monitor;
 use crate::sim::invariants::{Arrival, AttemptSeen, Violation};
+use crate::sim::narrate::Narrator;
 use crate::sim::network::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
 use crate::sim::world::World;
-use crate::view::explain::Explainer;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub struct Obs {
     /// Present when the scenario enables invariants.
     pub monitor: Option<Rc<RefCell<Monitor>>>,
     /// Present in explain mode.
-    pub explainer: Option<Rc<RefCell<Explainer>>>,
+    pub narrator: Option<Rc<RefCell<Box<dyn Narrator>>>>,
     /// Told the virtual time at each new instant (the CLI's progress line on long runs).
     pub progress: Option<Rc<dyn Fn(SimTime)>>,
     /// The scenario's last instant: nothing is written into the trace after it.
@@ -36,15 +36,15 @@ impl Obs {
             checker: Rc::new(RefCell::new(checker)),
             world: Rc::new(world),
             monitor: None,
-            explainer: None,
+            narrator: None,
             progress: None,
             end: SimTime(u64::MAX),
             check_actor: Arc::from("check"),
         }
     }
 
-    pub fn with_explainer(mut self) -> Self {
-        self.explainer = Some(Rc::new(RefCell::new(Explainer::default())));
+    pub fn with_narrator(mut self, narrator: Box<dyn Narrator>) -> Self {
+        self.narrator = Some(Rc::new(RefCell::new(narrator)));
         self
     }
 
@@ -62,7 +62,7 @@ impl Obs {
             Some(m) => m.borrow_mut().on_event(&event, &self.world),
             None => Vec::new(),
         };
-        if let Some(x) = &self.explainer {
+        if let Some(x) = &self.narrator {
             x.borrow_mut().on_event(&event, &self.world);
         }
         // By reference: an event is 176 bytes, and only runs that keep events need a copy.

@@ -12,13 +12,13 @@ use crate::sim::expect::checker::Checker;
 use crate::sim::expect::{Expectation, Verdict};
 use crate::sim::invariants::monitor::Monitor;
 use crate::sim::invariants::{Invariant, Mutation, Violation};
+use crate::sim::narrate::{Moment, Narrator};
 use crate::sim::network::{LinkParams, LinkRules};
 use crate::sim::notes::{RunNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::scenario::Scenario;
 use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
-use crate::view::explain::Moment;
 use actix::prelude::*;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,8 +33,8 @@ pub struct RunOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
     pub trace: TraceOptions,
-    /// Narrate the key moments (explain mode).
-    pub explain: bool,
+    /// Narrate the key moments (explain mode): `view::explain::narrator()`.
+    pub narrator: Option<Box<dyn Narrator>>,
     /// Called with the virtual time at each new instant: a progress line for long runs. It
     /// sees time pass; it cannot touch the run.
     pub progress: Option<Box<dyn Fn(SimTime)>>,
@@ -55,7 +55,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: None,
             trace: TraceOptions::default(),
-            explain: false,
+            narrator: None,
             progress: None,
             mutation: None,
             max_events: DEFAULT_MAX_EVENTS,
@@ -153,8 +153,8 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         if !scenario.invariants.is_empty() {
             obs = obs.with_monitor(Monitor::new(&scenario));
         }
-        if opts.explain {
-            obs = obs.with_explainer();
+        if let Some(narrator) = opts.narrator {
+            obs = obs.with_narrator(narrator);
         }
         obs.progress = opts.progress.map(Rc::from);
         obs.end = end;
@@ -177,7 +177,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
     });
     let (obs, budget_exceeded) = obs;
     let (verdicts, figures) = (obs.checker.borrow().verdicts(), obs.checker.borrow().figures());
-    let moments = obs.explainer.as_ref().map(|x| std::mem::take(&mut x.borrow_mut().moments)).unwrap_or_default();
+    let moments = obs.narrator.as_ref().map(|x| x.borrow_mut().take_moments()).unwrap_or_default();
     let violations = obs.monitor.as_ref().map(|m| m.borrow().violations().to_vec()).unwrap_or_default();
     let trace = std::mem::replace(&mut *obs.trace.borrow_mut(), Trace::new(TraceOptions::default()));
     let (digest, events) = (trace.digest(), trace.count());

@@ -15,14 +15,14 @@ fn scenario(name: &str) -> Scenario {
 
 fn explain(name: &str) -> String {
     let s = scenario(name);
-    let report = run(&s, RunOptions { explain: true, ..Default::default() });
+    let report = run(&s, RunOptions { narrator: Some(routesim::view::explain::narrator()), ..Default::default() });
     render(&s.name, &report.moments, SimTime::ZERO)
 }
 
 /// A run with its trace kept and its key moments told, as `run --report` makes one.
 fn kept(s: &Scenario) -> RunReport {
     let trace = TraceOptions { keep: true, ..Default::default() };
-    run(s, RunOptions { trace, explain: true, ..Default::default() })
+    run(s, RunOptions { trace, narrator: Some(routesim::view::explain::narrator()), ..Default::default() })
 }
 
 /// The blocks of the walk for the moments at `t` by `actor`.

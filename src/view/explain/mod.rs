@@ -22,22 +22,22 @@ use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// One key moment.
-pub struct Moment {
-    pub t: SimTime,
-    pub actor: String,
-    /// What happened, in the code's own terms.
-    pub story: Vec<String>,
-    /// Per registry whose tables this moment changed: the rows of the affected tables before
-    /// and after.
-    pub changes: Vec<TableChange>,
+use crate::sim::narrate::Narrator;
+pub use crate::sim::narrate::{Moment, TableChange};
+
+/// The narrator a run is given to walk through its key moments (`RunOptions::narrator`).
+pub fn narrator() -> Box<dyn Narrator> {
+    Box::new(Explainer::default())
 }
 
-pub struct TableChange {
-    /// The name server or naming server.
-    pub server: String,
-    pub before: Vec<String>,
-    pub after: Vec<String>,
+impl Narrator for Explainer {
+    fn on_event(&mut self, event: &TraceEvent, world: &World) {
+        Explainer::on_event(self, event, world)
+    }
+
+    fn take_moments(&mut self) -> Vec<Moment> {
+        std::mem::take(&mut self.moments)
+    }
 }
 
 /// The table a row belongs to: its first word.
