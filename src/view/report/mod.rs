@@ -33,7 +33,7 @@ use crate::sim::trace::Watcher;
 use crate::view::{TooLong, Window};
 
 /// The report of a whole run whose trace was kept (`TraceOptions::keep`); its key-moment
-/// panel lists the moments of a run made with `RunOptions::explain`. A run of any length
+/// panel lists the moments of a run made with a `RunOptions::narrator`. A run of any length
 /// is drawn by a [`ReportView`] watching it instead.
 pub fn html(scenario: &Scenario, report: &RunReport) -> Result<String, TooLong> {
     let mut view = ReportView::new(scenario, Window::whole());
