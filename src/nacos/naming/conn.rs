@@ -90,6 +90,8 @@ impl NamingServer {
 
     /// The instance a connection client publishes for `service` under `client`'s `ip:port`.
     pub(crate) fn conn_instance(&self, service: &ServiceKey, client: &ClientKey) -> Option<&Published> {
+        // Not through `conn_instances`: its items borrow `service` too, and the answer here
+        // borrows the server alone.
         let conns = self.conn_publishers.get(service)?;
         conns.iter().find_map(|c| {
             let (k, p) = self.conns.get(c)?.publishers.get(service)?;
@@ -100,12 +102,11 @@ impl NamingServer {
     /// Every connection client's instance of `service`, in connection order.
     pub(crate) fn conn_instances<'a>(
         &'a self,
-        service: &ServiceKey,
+        service: &'a ServiceKey,
     ) -> impl Iterator<Item = (&'a ClientKey, &'a Published)> + 'a {
         let conns = self.conn_publishers.get(service);
-        let service = service.clone();
         conns.into_iter().flatten().filter_map(move |c| {
-            let (k, p) = self.conns.get(c)?.publishers.get(&service)?;
+            let (k, p) = self.conns.get(c)?.publishers.get(service)?;
             Some((k, p))
         })
     }

@@ -314,11 +314,13 @@ impl NamingServer {
 
     /// Every instance of `service`: the HTTP clients' in client order, then the gRPC clients'
     /// in connection order.
-    pub fn instances<'a>(&'a self, service: &ServiceKey) -> impl Iterator<Item = (&'a ClientKey, &'a Published)> + 'a {
+    pub fn instances<'a>(
+        &'a self,
+        service: &'a ServiceKey,
+    ) -> impl Iterator<Item = (&'a ClientKey, &'a Published)> + 'a {
         let keys = self.publishers.get(service);
-        let svc = service.clone();
         let http =
-            keys.into_iter().flatten().filter_map(move |k| Some((k, self.clients.get(k)?.publishers.get(&svc)?)));
+            keys.into_iter().flatten().filter_map(move |k| Some((k, self.clients.get(k)?.publishers.get(service)?)));
         http.chain(self.conn_instances(service))
     }
 
