@@ -7,6 +7,7 @@
 
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
+use indexmap::Equivalent;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -172,6 +173,38 @@ pub struct BrokerAddrInfo {
 impl BrokerAddrInfo {
     pub fn new(cluster: &str, addr: &str) -> Self {
         BrokerAddrInfo { cluster_name: cluster.to_string(), broker_addr: addr.to_string() }
+    }
+}
+
+/// A [`BrokerAddrInfo`] made of borrowed names, for looking one up without building it: the
+/// route tables are keyed by `BrokerAddrInfo`, and every registration and heartbeat looks its
+/// entry up. Its derived `Hash` feeds the same bytes in the same order as the owned key's (a
+/// `String` hashes as its `str`), which is what [`Equivalent`] requires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BrokerAddrRef<'a> {
+    pub cluster_name: &'a str,
+    pub broker_addr: &'a str,
+}
+
+impl<'a> BrokerAddrRef<'a> {
+    pub fn new(cluster: &'a str, addr: &'a str) -> Self {
+        BrokerAddrRef { cluster_name: cluster, broker_addr: addr }
+    }
+
+    pub fn to_owned(self) -> BrokerAddrInfo {
+        BrokerAddrInfo::new(self.cluster_name, self.broker_addr)
+    }
+}
+
+impl Equivalent<BrokerAddrInfo> for BrokerAddrRef<'_> {
+    fn equivalent(&self, key: &BrokerAddrInfo) -> bool {
+        self.cluster_name == key.cluster_name && self.broker_addr == key.broker_addr
+    }
+}
+
+impl BrokerAddrInfo {
+    pub fn as_ref(&self) -> BrokerAddrRef<'_> {
+        BrokerAddrRef::new(&self.cluster_name, &self.broker_addr)
     }
 }
 

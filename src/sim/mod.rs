@@ -9,6 +9,7 @@ pub mod expect;
 pub mod explore;
 pub mod ids;
 pub mod invariants;
+pub mod keyed;
 pub mod narrate;
 pub mod network;
 pub mod notes;

@@ -28,7 +28,9 @@
 //! `deleteTopicWithBrokerRegistration`, whose step 10a must scan anyway) runs the full loop.
 //! Stamps come from one counter and are never deleted, so a stamp value is never reused.
 
-use crate::rocketmq::types::{BrokerAddrInfo, QueueData, TopicConfigWrapper};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, QueueData, TopicConfigWrapper};
+use crate::sim::keyed::KeyedMap;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -43,21 +45,21 @@ struct Verified {
 #[derive(Debug)]
 pub(super) struct TopicMemo {
     enabled: bool,
-    verified: BTreeMap<BrokerAddrInfo, Verified>,
+    verified: KeyedMap<BrokerAddrInfo, Verified>,
     /// brokerName -> stamp of the last removal of one of its QueueData (absent: never).
-    removal_stamps: BTreeMap<String, u64>,
+    removal_stamps: FxHashMap<String, u64>,
     last_stamp: u64,
 }
 
 impl TopicMemo {
     pub(super) fn new() -> Self {
-        TopicMemo { enabled: true, verified: BTreeMap::new(), removal_stamps: BTreeMap::new(), last_stamp: 0 }
+        TopicMemo { enabled: true, verified: KeyedMap::new(), removal_stamps: FxHashMap::default(), last_stamp: 0 }
     }
 
     #[cfg(test)]
     pub(super) fn disable(&mut self) {
         self.enabled = false;
-        self.verified.clear();
+        self.verified = KeyedMap::new();
     }
 
     fn stamp(&self, broker_name: &str) -> u64 {
@@ -69,18 +71,18 @@ impl TopicMemo {
     /// no step 10a).
     pub(super) fn proves_no_op(
         &self,
-        key: &BrokerAddrInfo,
+        key: BrokerAddrRef<'_>,
         broker_name: &str,
         wrapper: &Arc<TopicConfigWrapper>,
     ) -> bool {
         self.enabled
-            && self.verified.get(key).is_some_and(|v| {
+            && self.verified.get(&key).is_some_and(|v| {
                 Arc::ptr_eq(&v.wrapper, wrapper) && v.broker_name == broker_name && v.stamp == self.stamp(broker_name)
             })
     }
 
     /// Records the end of a full pass.
-    pub(super) fn record(&mut self, key: &BrokerAddrInfo, broker_name: &str, wrapper: &Arc<TopicConfigWrapper>) {
+    pub(super) fn record(&mut self, key: BrokerAddrRef<'_>, broker_name: &str, wrapper: &Arc<TopicConfigWrapper>) {
         if !self.enabled {
             return;
         }
@@ -89,13 +91,18 @@ impl TopicMemo {
             broker_name: broker_name.to_string(),
             stamp: self.stamp(broker_name),
         };
-        self.verified.insert(key.clone(), verified);
+        match self.verified.get_mut(&key) {
+            Some(slot) => *slot = verified,
+            None => {
+                self.verified.insert(key.to_owned(), verified);
+            }
+        }
     }
 
     /// The live entry is gone; its next registration is "changed" in Java terms anyway, and
     /// dropping the record releases the wrapper.
-    pub(super) fn forget(&mut self, key: &BrokerAddrInfo) {
-        self.verified.remove(key);
+    pub(super) fn forget(&mut self, key: BrokerAddrRef<'_>) {
+        self.verified.remove(&key);
     }
 
     /// A QueueData of `broker_name` was removed (alone or with its topic).

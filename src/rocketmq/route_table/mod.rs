@@ -77,8 +77,9 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
-use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo, QueueData};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo, QueueData};
 use crate::sim::invariants::Mutation;
+use crate::sim::keyed::KeyedMap;
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -98,7 +99,9 @@ pub struct NamesrvConfig {
 
 /// The name server's route table: `RouteInfoManager` without its lock, thread or RPC client.
 ///
-/// The five `*_table` fields are the Java tables, key for key. Everything else is bookkeeping
+/// The five `*_table` fields are the Java tables, key for key. The three that every registration
+/// looks up by name are [`KeyedMap`]s: hashed lookups, iterated in key order like the
+/// `BTreeMap`s beside them. Everything else is bookkeeping
 /// *beside* them that no Java code reads: the observer revision, the topic-loop memo and the
 /// record of cross-cluster names (used only to classify consistency findings).
 #[derive(Debug)]
@@ -107,13 +110,13 @@ pub struct RouteInfoManager {
     /// topic -> brokerName -> QueueData.
     topic_queue_table: BTreeMap<String, BTreeMap<String, QueueData>>,
     /// brokerName -> BrokerData (the group's id -> address map).
-    broker_addr_table: BTreeMap<String, BrokerData>,
+    broker_addr_table: KeyedMap<String, BrokerData>,
     /// clusterName -> brokerNames.
     cluster_addr_table: BTreeMap<String, BTreeSet<String>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
-    broker_live_table: BTreeMap<BrokerAddrInfo, BrokerLiveInfo>,
+    broker_live_table: KeyedMap<BrokerAddrInfo, BrokerLiveInfo>,
     /// (cluster, address) -> filter server addresses.
-    filter_server_table: BTreeMap<BrokerAddrInfo, Vec<String>>,
+    filter_server_table: KeyedMap<BrokerAddrInfo, Vec<String>>,
     revision: u64,
     memo: TopicMemo,
     /// Broker names that were registered or unregistered under a cluster other than the one
@@ -130,10 +133,10 @@ impl RouteInfoManager {
         RouteInfoManager {
             config,
             topic_queue_table: BTreeMap::new(),
-            broker_addr_table: BTreeMap::new(),
+            broker_addr_table: KeyedMap::new(),
             cluster_addr_table: BTreeMap::new(),
-            broker_live_table: BTreeMap::new(),
-            filter_server_table: BTreeMap::new(),
+            broker_live_table: KeyedMap::new(),
+            filter_server_table: KeyedMap::new(),
             revision: 0,
             memo: TopicMemo::new(),
             cross_cluster_names: BTreeSet::new(),
@@ -149,7 +152,7 @@ impl RouteInfoManager {
         &self.topic_queue_table
     }
 
-    pub fn broker_addr_table(&self) -> &BTreeMap<String, BrokerData> {
+    pub fn broker_addr_table(&self) -> &KeyedMap<String, BrokerData> {
         &self.broker_addr_table
     }
 
@@ -157,11 +160,11 @@ impl RouteInfoManager {
         &self.cluster_addr_table
     }
 
-    pub fn broker_live_table(&self) -> &BTreeMap<BrokerAddrInfo, BrokerLiveInfo> {
+    pub fn broker_live_table(&self) -> &KeyedMap<BrokerAddrInfo, BrokerLiveInfo> {
         &self.broker_live_table
     }
 
-    pub fn filter_server_table(&self) -> &BTreeMap<BrokerAddrInfo, Vec<String>> {
+    pub fn filter_server_table(&self) -> &KeyedMap<BrokerAddrInfo, Vec<String>> {
         &self.filter_server_table
     }
 
@@ -181,9 +184,9 @@ impl RouteInfoManager {
     }
 
     /// Removes a live entry and everything kept beside it; true if there was one.
-    fn remove_live_entry(&mut self, key: &BrokerAddrInfo) -> bool {
+    fn remove_live_entry(&mut self, key: BrokerAddrRef<'_>) -> bool {
         self.memo.forget(key);
-        let removed = self.broker_live_table.remove(key).is_some();
+        let removed = self.broker_live_table.remove(&key).is_some();
         if removed {
             self.bump();
         }

@@ -4,8 +4,8 @@
 use super::outcome::{BrokerRole, MinBrokerIdChange, RegisterBrokerResult, RegisterOutcome, RegisterStop};
 use super::RouteInfoManager;
 use crate::rocketmq::types::{
-    BrokerAddrInfo, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest,
-    DEFAULT_BROKER_CHANNEL_EXPIRED_TIME, MASTER_ID,
+    BrokerAddrRef, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+    MASTER_ID,
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
@@ -24,7 +24,7 @@ impl RouteInfoManager {
         channel: ChannelId,
     ) -> RegisterOutcome {
         let mut out = RegisterOutcome::new();
-        let key = BrokerAddrInfo::new(&req.cluster_name, &req.broker_addr);
+        let key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
         out.register_first = self.join_group(req);
         // Step 4: an empty group counts as min id 0, so its first member never "lowers" it.
         let prev_min_id = self.group(&req.broker_name).broker_addrs.keys().next().copied();
@@ -43,12 +43,12 @@ impl RouteInfoManager {
         out.role = Some(role);
         if let Some(wrapper) = &req.topic_config_wrapper {
             if role != BrokerRole::Slave {
-                self.update_topics(req, &key, wrapper, role, &mut out);
+                self.update_topics(req, key, wrapper, role, &mut out);
             }
         }
-        out.previous_channel = self.replace_live_entry(now, req, &key, channel);
+        out.previous_channel = self.replace_live_entry(now, req, key, channel);
         out.live_entry_replaced = out.previous_channel.is_some();
-        self.update_filter_servers(&key, req);
+        self.update_filter_servers(key, req);
         out.result = Some(self.master_of(req));
         // Step 14. Unlike the unregister path (§2.3 step 7), Java does not check the group's
         // enableActingMaster here; we reproduce that asymmetry.
@@ -127,7 +127,7 @@ impl RouteInfoManager {
         if *old_addr == req.broker_addr {
             return None;
         }
-        let old_key = BrokerAddrInfo::new(&req.cluster_name, old_addr);
+        let old_key = BrokerAddrRef::new(&req.cluster_name, old_addr);
         let old_state_version = self.broker_live_table.get(&old_key)?.data_version.state_version;
         let Some(wrapper) = &req.topic_config_wrapper else {
             return Some(RegisterStop::NullWrapper { step: 6 });
@@ -136,9 +136,9 @@ impl RouteInfoManager {
         if old_state_version <= new_state_version {
             return None;
         }
-        let old_addr = old_key.broker_addr;
-        let own_key = BrokerAddrInfo::new(&req.cluster_name, &req.broker_addr);
-        let live_entry_removed = self.remove_live_entry(&own_key);
+        let old_addr = old_addr.clone();
+        let own_key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
+        let live_entry_removed = self.remove_live_entry(own_key);
         Some(RegisterStop::Conflict { old_addr, old_state_version, new_state_version, live_entry_removed })
     }
 
@@ -183,7 +183,7 @@ impl RouteInfoManager {
         &mut self,
         now: SimTime,
         req: &RegisterBrokerRequest,
-        key: &BrokerAddrInfo,
+        key: BrokerAddrRef<'_>,
         channel: ChannelId,
     ) -> Option<ChannelId> {
         let info = BrokerLiveInfo {
@@ -197,8 +197,8 @@ impl RouteInfoManager {
             channel,
             ha_server_addr: req.ha_server_addr.clone(),
         };
-        let Some(prev) = self.broker_live_table.get_mut(key) else {
-            self.broker_live_table.insert(key.clone(), info);
+        let Some(prev) = self.broker_live_table.get_mut(&key) else {
+            self.broker_live_table.insert(key.to_owned(), info);
             self.bump();
             return None;
         };
@@ -215,13 +215,13 @@ impl RouteInfoManager {
     }
 
     /// Step 12: `None` leaves the entry alone, an empty list removes it, a list replaces it.
-    fn update_filter_servers(&mut self, key: &BrokerAddrInfo, req: &RegisterBrokerRequest) {
+    fn update_filter_servers(&mut self, key: BrokerAddrRef<'_>, req: &RegisterBrokerRequest) {
         let changed = match &req.filter_server_list {
             None => false,
-            Some(list) if list.is_empty() => self.filter_server_table.remove(key).is_some(),
-            Some(list) if self.filter_server_table.get(key) == Some(list) => false,
+            Some(list) if list.is_empty() => self.filter_server_table.remove(&key).is_some(),
+            Some(list) if self.filter_server_table.get(&key) == Some(list) => false,
             Some(list) => {
-                self.filter_server_table.insert(key.clone(), list.clone());
+                self.filter_server_table.insert(key.to_owned(), list.clone());
                 true
             }
         };
@@ -239,7 +239,7 @@ impl RouteInfoManager {
         let Some(master_addr) = self.group(&req.broker_name).broker_addrs.get(&MASTER_ID) else {
             return RegisterBrokerResult::default();
         };
-        let master_key = BrokerAddrInfo::new(&req.cluster_name, master_addr);
+        let master_key = BrokerAddrRef::new(&req.cluster_name, master_addr);
         match self.broker_live_table.get(&master_key) {
             Some(live) => RegisterBrokerResult {
                 ha_server_addr: Some(live.ha_server_addr.clone()),

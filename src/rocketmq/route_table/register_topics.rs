@@ -4,7 +4,7 @@
 
 use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
 use super::RouteInfoManager;
-use crate::rocketmq::types::{perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
+use crate::rocketmq::types::{perm, BrokerAddrRef, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
 use std::sync::Arc;
 
 impl RouteInfoManager {
@@ -13,7 +13,7 @@ impl RouteInfoManager {
     pub(super) fn update_topics(
         &mut self,
         req: &RegisterBrokerRequest,
-        key: &BrokerAddrInfo,
+        key: BrokerAddrRef<'_>,
         wrapper: &Arc<TopicConfigWrapper>,
         role: BrokerRole,
         out: &mut RegisterOutcome,

@@ -2,7 +2,7 @@
 //! and topic admin commands (§2.9).
 
 use super::RouteInfoManager;
-use crate::rocketmq::types::{perm, BrokerAddrInfo, BrokerData, QueueData, TopicRouteData, MASTER_ID};
+use crate::rocketmq::types::{perm, BrokerAddrRef, BrokerData, QueueData, TopicRouteData, MASTER_ID};
 
 /// `TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX`: these system topics are never rewritten.
 pub const SYNC_BROKER_MEMBER_GROUP_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -25,7 +25,7 @@ impl RouteInfoManager {
                 for addr in group.broker_addrs.values() {
                     // Java puts the lookup result even when it is null; fastjson drops null map
                     // values when encoding, so the client sees no key. Removing mirrors both.
-                    let key = BrokerAddrInfo::new(&group.cluster, addr);
+                    let key = BrokerAddrRef::new(&group.cluster, addr);
                     match self.filter_server_table.get(&key) {
                         Some(list) => route.filter_server_table.insert(addr.clone(), list.clone()),
                         None => route.filter_server_table.remove(addr),

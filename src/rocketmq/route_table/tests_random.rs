@@ -188,10 +188,10 @@ fn visible(m: &RouteInfoManager) -> Visible {
         .map(|(k, l)| (k.clone(), (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
     Visible {
         topics: m.topic_queue_table().clone(),
-        groups: m.broker_addr_table().clone(),
+        groups: m.broker_addr_table().to_btree(),
         clusters: m.cluster_addr_table().clone(),
         live: live.collect(),
-        filters: m.filter_server_table().clone(),
+        filters: m.filter_server_table().to_btree(),
     }
 }
 

@@ -4,7 +4,8 @@
 use super::outcome::{CleanupAbort, ExpiredBroker, MinBrokerIdChange, UnregisterReport, UnregisterStep};
 use super::{no_master_exists, RouteInfoManager};
 use crate::rocketmq::types::{
-    perm, BrokerAddrInfo, BrokerLiveInfo, UnregisterRequest, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+    perm, BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo, UnregisterRequest,
+    DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
@@ -46,10 +47,10 @@ impl RouteInfoManager {
 
     /// Steps 1–5 for one request.
     fn unregister_one(&mut self, req: &UnregisterRequest, sets: &mut BatchSets) -> UnregisterStep {
-        let key = BrokerAddrInfo::new(&req.cluster_name, &req.broker_addr);
+        let key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
         let mut step = UnregisterStep {
             request: req.clone(),
-            live_removed: self.remove_live_entry(&key),
+            live_removed: self.remove_live_entry(key),
             filter_removed: self.filter_server_table.remove(&key).is_some(),
             broker_data_found: false,
             addrs_removed: Vec::new(),
@@ -193,9 +194,16 @@ impl RouteInfoManager {
             true => DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
             false => live.heartbeat_timeout_millis,
         };
-        self.broker_live_table
-            .iter()
+        // Most scans expire nobody: find the expired entries in storage order, then sort only
+        // those, so the list comes out in key order as a sorted table would give it.
+        let mut expired: Vec<(&BrokerAddrInfo, &BrokerLiveInfo)> = self
+            .broker_live_table
+            .unordered()
             .filter(|(_, live)| live.last_update_timestamp + timeout(live) < now)
+            .collect();
+        expired.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        expired
+            .into_iter()
             .map(|(key, live)| ExpiredBroker {
                 addr_info: key.clone(),
                 last_update: live.last_update_timestamp,
@@ -211,7 +219,11 @@ impl RouteInfoManager {
     /// so closing the old one finds nothing. (If two entries share a channel, the first in
     /// sorted order wins; Java takes the first in hash order.)
     pub fn on_channel_destroy(&self, channel: ChannelId) -> Option<UnregisterRequest> {
-        let (key, _) = self.broker_live_table.iter().find(|(_, live)| live.channel == channel)?;
+        let (key, _) = self
+            .broker_live_table
+            .unordered()
+            .filter(|(_, live)| live.channel == channel)
+            .min_by_key(|(key, _)| *key)?;
         self.setup_unregister_request(key)
     }
 
@@ -219,7 +231,12 @@ impl RouteInfoManager {
     /// address supplies the broker name and id. `None` when no group lists it — an orphan
     /// entry, which Java never unregisters.
     pub fn setup_unregister_request(&self, info: &BrokerAddrInfo) -> Option<UnregisterRequest> {
-        self.broker_addr_table.values().filter(|group| group.cluster == info.cluster_name).find_map(|group| {
+        // The first group in name order: the smallest name among the matches.
+        let lists_addr = |(_, group): &(&String, &BrokerData)| {
+            group.cluster == info.cluster_name && group.broker_addrs.values().any(|addr| *addr == info.broker_addr)
+        };
+        let first = self.broker_addr_table.unordered().filter(lists_addr).min_by_key(|(name, _)| *name);
+        first.and_then(|(_, group)| {
             let (&id, _) = group.broker_addrs.iter().find(|(_, addr)| **addr == info.broker_addr)?;
             Some(UnregisterRequest {
                 broker_name: group.broker_name.clone(),

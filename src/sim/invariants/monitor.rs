@@ -370,8 +370,10 @@ impl Monitor {
                 }
                 // Orphans (an address no group lists) are never removed by RocketMQ (§2.4). Asked
                 // only past the bound: it walks every group, and this check runs every instant.
-                let listed =
-                    table.broker_addr_table().values().any(|g| g.broker_addrs.values().any(|a| a == &key.broker_addr));
+                let listed = table
+                    .broker_addr_table()
+                    .unordered()
+                    .any(|(_, g)| g.broker_addrs.values().any(|a| a == &key.broker_addr));
                 if listed {
                     let detail = format!(
                         "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {timeout} + scan {} + batch delay {}; the table holds {})",
