@@ -16,7 +16,10 @@
 //! 3.6 million sends, the ones that pick a failed master in the wave stalling or retrying. It has
 //! no counterpart in `../shared/perf-floor`.
 //!
-//! Each case runs a few times and reports the best and median wall time plus events per second.
+//! Each case runs a few times and reports the best and median wall time plus events per second;
+//! the process's peak RSS is printed last. `--scale K` multiplies the fleet (`--scale 8`: 8,000
+//! brokers; Nacos stops at `--scale 2`, the scenario limit of 20,000 instances), `--hours H`
+//! the virtual time (`--hours 24`: a day), `--runs N` the repetitions.
 //! Timing belongs here, never in `cargo test`.
 
 // The same allocator as the `routesim` binary.
@@ -210,35 +213,90 @@ fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration) {
     println!("{name}: best {best:.2?}, median {median:.2?} of {runs} runs; {events} events ({rate:.0} events/s); target {target:?}: {verdict}");
 }
 
+/// The command line: `cargo bench --bench scale -- [NAME] [--scale K] [--hours H] [--runs N]`.
+struct Args {
+    /// Runs the cases whose name contains it.
+    filter: Option<String>,
+    /// Multiplies the fleet: K × 500 RocketMQ groups, K × 100 Nacos providers.
+    scale: usize,
+    /// Virtual hours per run; the failures stay at 30 min.
+    hours: u64,
+    runs: usize,
+}
+
+impl Args {
+    fn parse() -> Args {
+        let mut args = Args { filter: None, scale: 1, hours: 1, runs: 3 };
+        let mut it = std::env::args().skip(1);
+        let number = |flag: &str, v: Option<String>| -> u64 {
+            let v = v.unwrap_or_else(|| panic!("{flag} needs a number"));
+            v.parse().unwrap_or_else(|_| panic!("{flag} takes a positive whole number, not {v:?}"))
+        };
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--scale" => args.scale = number("--scale", it.next()).max(1) as usize,
+                "--hours" => args.hours = number("--hours", it.next()).max(1),
+                "--runs" => args.runs = number("--runs", it.next()).max(1) as usize,
+                // `cargo bench` passes `--bench`; other harness flags mean nothing here.
+                flag if flag.starts_with('-') => {}
+                name => args.filter = Some(name.to_string()),
+            }
+        }
+        args
+    }
+
+    /// The case's name with the shape's multipliers, when they differ from the bench's.
+    fn label(&self, name: &str) -> String {
+        let mut label = name.to_string();
+        if self.scale > 1 {
+            label += &format!(" [x{} fleet]", self.scale);
+        }
+        if self.hours > 1 {
+            label += &format!(" [{} h]", self.hours);
+        }
+        label
+    }
+
+    /// The target grows with the work: linearly in fleet size and hours.
+    fn target(&self, secs: u64) -> Duration {
+        Duration::from_secs(secs * self.scale as u64 * self.hours)
+    }
+}
+
+/// The process's peak resident set so far (`getrusage`, kilobytes on Linux). One case per
+/// process gives that case's peak: run a case alone (`-- rocketmq`) to read its figure.
+fn peak_rss_mb() -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+    if ok {
+        usage.ru_maxrss as f64 / 1024.0
+    } else {
+        f64::NAN
+    }
+}
+
 fn main() {
-    // `cargo bench -- NAME` runs the cases whose name contains NAME.
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let wanted = |n: &str| filter.as_deref().is_none_or(|f| n.contains(f));
+    let args = Args::parse();
+    let wanted = |n: &str| args.filter.as_deref().is_none_or(|f| n.contains(f));
+    let hours = |mut s: Scenario| {
+        s.duration = SimDuration::from_secs(3600 * args.hours);
+        s
+    };
     if wanted("nacos") {
-        let s = nacos_scale(100, 100);
-        measure(
-            "nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash",
-            &s,
-            3,
-            Duration::from_secs(5),
-        );
+        let s = hours(nacos_scale(100 * args.scale, 100));
+        let name = args.label("nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash");
+        measure(&name, &s, args.runs, args.target(5));
     }
     if wanted("rocketmq") {
-        let s = rocketmq_scale(500, 100);
-        measure(
-            "rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures",
-            &s,
-            3,
-            Duration::from_secs(2),
-        );
+        let s = hours(rocketmq_scale(500 * args.scale, 100));
+        let name = args.label("rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures");
+        measure(&name, &s, args.runs, args.target(2));
     }
     if wanted("producers") {
-        let s = with_producers(rocketmq_scale(500, 100));
-        measure(
-            "rocketmq+producers: the same, plus 10 producers x 100 msg/s (3.6 million sends)",
-            &s,
-            3,
-            Duration::from_secs(6),
-        );
+        let s = hours(with_producers(rocketmq_scale(500 * args.scale, 100)));
+        let name = args.label("rocketmq+producers: the same, plus 10 producers x 100 msg/s (3.6 million sends)");
+        measure(&name, &s, args.runs, args.target(6));
     }
+    println!("peak RSS of this process: {:.1} MB", peak_rss_mb());
 }
