@@ -133,7 +133,7 @@ impl Producers {
                 let master = |bd: &crate::rocketmq::types::BrokerData| {
                     bd.broker_addrs.get(&MASTER_ID).map(|a| (bd.broker_name.clone(), a.clone()))
                 };
-                r.broker_datas.iter().filter_map(master).collect()
+                r.broker_datas.iter().filter_map(|bd| master(bd)).collect()
             })
             .unwrap_or_default();
         p.tp = match route {

@@ -228,7 +228,10 @@ pub struct BrokerLiveInfo {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TopicRouteData {
     pub queue_datas: Vec<QueueData>,
-    pub broker_datas: Vec<BrokerData>,
+    /// Shared with the name server's table: an answer is a snapshot, and a later change to a
+    /// group copies the group (`Arc::make_mut`) rather than the answers that hold it. Ten
+    /// clients polling ten topics of a 500-group cluster hold 100,000 of these.
+    pub broker_datas: Vec<Arc<BrokerData>>,
     pub filter_server_table: BTreeMap<String, Vec<String>>,
 }
 

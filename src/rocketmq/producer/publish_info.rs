@@ -194,7 +194,9 @@ mod tests {
                 qd("no-broker-data", 4, perm::READ_WRITE),
                 qd("b", 1, perm::WRITE),
             ],
-            broker_datas: vec![bd("a", &[0, 1]), bd("b", &[0]), bd("c", &[0]), bd("ro", &[0]), bd("slave-only", &[1])],
+            broker_datas: [bd("a", &[0, 1]), bd("b", &[0]), bd("c", &[0]), bd("ro", &[0]), bd("slave-only", &[1])]
+                .map(Into::into)
+                .to_vec(),
             ..Default::default()
         };
         let tp = TopicPublishInfo::from_route("T", &route, &mut SimRng::new(1));

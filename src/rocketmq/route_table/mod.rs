@@ -82,6 +82,7 @@ use crate::sim::invariants::Mutation;
 use crate::sim::keyed::KeyedMap;
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The `NamesrvConfig` fields that change route-table rules. All default to `false`, as in
 /// RocketMQ.
@@ -110,7 +111,7 @@ pub struct RouteInfoManager {
     /// topic -> brokerName -> QueueData.
     topic_queue_table: BTreeMap<String, BTreeMap<String, QueueData>>,
     /// brokerName -> BrokerData (the group's id -> address map).
-    broker_addr_table: KeyedMap<String, BrokerData>,
+    broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
     /// clusterName -> brokerNames.
     cluster_addr_table: BTreeMap<String, BTreeSet<String>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
@@ -152,7 +153,7 @@ impl RouteInfoManager {
         &self.topic_queue_table
     }
 
-    pub fn broker_addr_table(&self) -> &KeyedMap<String, BrokerData> {
+    pub fn broker_addr_table(&self) -> &KeyedMap<String, Arc<BrokerData>> {
         &self.broker_addr_table
     }
 

@@ -9,6 +9,7 @@ use crate::rocketmq::types::{
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
+use std::sync::Arc;
 
 impl RouteInfoManager {
     /// `registerBroker` (§2.1), steps 1–14 in Java's order. `req.enable_acting_master == None`
@@ -81,7 +82,7 @@ impl RouteInfoManager {
         let created = !self.broker_addr_table.contains_key(name);
         if created {
             let group = BrokerData::new(&req.cluster_name, name);
-            self.broker_addr_table.insert(name.clone(), group);
+            self.broker_addr_table.insert(name.clone(), Arc::new(group));
         }
         let group = self.broker_addr_table.get_mut(name).expect("just ensured");
         if group.cluster != req.cluster_name {
@@ -92,6 +93,8 @@ impl RouteInfoManager {
         // `!isOldVersionBroker && enableActingMaster`: an old broker clears the flag.
         let acting = req.enable_acting_master.unwrap_or(false);
         if group.enable_acting_master != acting || group.zone_name != req.zone_name {
+            // Copy-on-write: route answers still holding the group keep the old one.
+            let group = Arc::make_mut(group);
             group.enable_acting_master = acting;
             group.zone_name.clone_from(&req.zone_name);
             changed = true;
@@ -106,6 +109,11 @@ impl RouteInfoManager {
     /// address's entries under other ids go before it claims this one.
     fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest) -> Vec<(u64, String)> {
         let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
+        // Almost every registration finds nothing to drop: look before copying the group.
+        if !group.broker_addrs.iter().any(|(&id, addr)| *addr == req.broker_addr && id != req.broker_id) {
+            return Vec::new();
+        }
+        let group = Arc::make_mut(group);
         let mut switched = Vec::new();
         group.broker_addrs.retain(|&id, addr| {
             let drop = *addr == req.broker_addr && id != req.broker_id;
@@ -158,9 +166,13 @@ impl RouteInfoManager {
     /// Steps 8–9: claim the id, then decide the role from the group's smallest id *after* it.
     fn claim_id(&mut self, req: &RegisterBrokerRequest, register_first: &mut bool) -> BrokerRole {
         let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
-        let old = group.broker_addrs.insert(req.broker_id, req.broker_addr.clone());
-        let min_id = *group.broker_addrs.keys().next().expect("just inserted");
+        // Only a new or different address is written, so a refresh copies nothing.
+        let old = group.broker_addrs.get(&req.broker_id).cloned();
         let changed = old.as_deref() != Some(req.broker_addr.as_str());
+        if changed {
+            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr.clone());
+        }
+        let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
         *register_first |= old.as_deref().is_none_or(str::is_empty);
         if changed {

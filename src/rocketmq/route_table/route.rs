@@ -3,6 +3,7 @@
 
 use super::RouteInfoManager;
 use crate::rocketmq::types::{perm, BrokerAddrRef, BrokerData, QueueData, TopicRouteData, MASTER_ID};
+use std::sync::Arc;
 
 /// `TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX`: these system topics are never rewritten.
 pub const SYNC_BROKER_MEMBER_GROUP_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -15,8 +16,11 @@ impl RouteInfoManager {
     /// BrokerData still counts as "found" — both as in Java.
     pub fn pickup_topic_route_data(&self, topic: &str) -> Option<TopicRouteData> {
         let by_broker = self.topic_queue_table.get(topic)?;
-        let mut route =
-            TopicRouteData { queue_datas: by_broker.values().cloned().collect(), ..TopicRouteData::default() };
+        let mut route = TopicRouteData {
+            queue_datas: by_broker.values().cloned().collect(),
+            broker_datas: Vec::with_capacity(by_broker.len()),
+            ..TopicRouteData::default()
+        };
         for name in by_broker.keys() {
             let Some(group) = self.broker_addr_table.get(name) else {
                 continue;
@@ -149,10 +153,12 @@ impl RouteInfoManager {
 /// writeable gets its smallest id moved to 0, so producers treat that slave as the master.
 fn rewrite_acting_masters(route: &mut TopicRouteData) {
     let needs = |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
-    if !route.broker_datas.iter().any(needs) {
+    if !route.broker_datas.iter().any(|g| needs(g)) {
         return;
     }
     for group in route.broker_datas.iter_mut().filter(|g| needs(g) && g.enable_acting_master) {
+        // The answer's own copy: the table's group is never rewritten.
+        let group = Arc::make_mut(group);
         // Java takes the first QueueData of the group's name, then `break`s.
         let Some(queue_data) = route.queue_datas.iter().find(|q| q.broker_name == group.broker_name) else {
             continue;

@@ -175,7 +175,7 @@ type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, S
 #[derive(Debug, PartialEq)]
 struct Visible {
     topics: BTreeMap<String, BTreeMap<String, QueueData>>,
-    groups: BTreeMap<String, BrokerData>,
+    groups: BTreeMap<String, std::sync::Arc<BrokerData>>,
     clusters: BTreeMap<String, BTreeSet<String>>,
     live: LiveView,
     filters: BTreeMap<BrokerAddrInfo, Vec<String>>,

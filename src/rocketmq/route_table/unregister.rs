@@ -11,6 +11,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
 use crate::sim::invariants::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The sets Java accumulates over a batch before cleaning topics once.
 #[derive(Default)]
@@ -91,6 +92,7 @@ impl RouteInfoManager {
         // Judged from the *request's* id before removal, not from the entry actually removed.
         let min_id = group.broker_addrs.keys().next().copied();
         step.min_broker_id_changed = min_id == Some(req.broker_id);
+        let group = Arc::make_mut(group);
         group.broker_addrs.retain(|&id, addr| {
             let hit = *addr == req.broker_addr;
             if hit {
@@ -232,7 +234,7 @@ impl RouteInfoManager {
     /// entry, which Java never unregisters.
     pub fn setup_unregister_request(&self, info: &BrokerAddrInfo) -> Option<UnregisterRequest> {
         // The first group in name order: the smallest name among the matches.
-        let lists_addr = |(_, group): &(&String, &BrokerData)| {
+        let lists_addr = |(_, group): &(&String, &Arc<BrokerData>)| {
             group.cluster == info.cluster_name && group.broker_addrs.values().any(|addr| *addr == info.broker_addr)
         };
         let first = self.broker_addr_table.unordered().filter(lists_addr).min_by_key(|(name, _)| *name);

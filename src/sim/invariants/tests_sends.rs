@@ -62,7 +62,7 @@ fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
         r.queue_datas.push(q);
         let mut b = BrokerData::new("DefaultCluster", name);
         b.broker_addrs.insert(0, addr.into());
-        r.broker_datas.push(b);
+        r.broker_datas.push(b.into());
     }
     Arc::new(r)
 }
