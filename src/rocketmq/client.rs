@@ -169,7 +169,7 @@ mod tests {
         }
         let qd =
             QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 };
-        TopicRouteData { queue_datas: vec![qd], broker_datas: vec![bd.into()], ..Default::default() }
+        TopicRouteData { queue_datas: vec![qd.into()], broker_datas: vec![bd.into()], ..Default::default() }
     }
 
     #[test]

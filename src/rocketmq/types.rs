@@ -227,7 +227,8 @@ pub struct BrokerLiveInfo {
 /// `TopicRouteData`: the answer to `GET_ROUTEINFO_BY_TOPIC`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TopicRouteData {
-    pub queue_datas: Vec<QueueData>,
+    /// Shared with the table as `broker_datas` is.
+    pub queue_datas: Vec<Arc<QueueData>>,
     /// Shared with the name server's table: an answer is a snapshot, and a later change to a
     /// group copies the group (`Arc::make_mut`) rather than the answers that hold it. Ten
     /// clients polling ten topics of a 500-group cluster hold 100,000 of these.

@@ -193,7 +193,10 @@ mod tests {
                 qd("slave-only", 4, perm::READ_WRITE),
                 qd("no-broker-data", 4, perm::READ_WRITE),
                 qd("b", 1, perm::WRITE),
-            ],
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
             broker_datas: [bd("a", &[0, 1]), bd("b", &[0]), bd("c", &[0]), bd("ro", &[0]), bd("slave-only", &[1])]
                 .map(Into::into)
                 .to_vec(),

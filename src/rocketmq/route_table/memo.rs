@@ -118,7 +118,10 @@ impl TopicMemo {
 
     /// Self-check for property tests: every record whose stamp is current must really find a
     /// QueueData for its brokerName in every topic of its wrapper.
-    pub(super) fn violations(&self, topic_queue_table: &BTreeMap<String, BTreeMap<String, QueueData>>) -> Vec<String> {
+    pub(super) fn violations(
+        &self,
+        topic_queue_table: &BTreeMap<String, BTreeMap<String, Arc<QueueData>>>,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         for (key, v) in &self.verified {
             if v.stamp != self.stamp(&v.broker_name) {

@@ -109,7 +109,7 @@ pub struct NamesrvConfig {
 pub struct RouteInfoManager {
     config: NamesrvConfig,
     /// topic -> brokerName -> QueueData.
-    topic_queue_table: BTreeMap<String, BTreeMap<String, QueueData>>,
+    topic_queue_table: BTreeMap<String, BTreeMap<String, Arc<QueueData>>>,
     /// brokerName -> BrokerData (the group's id -> address map).
     broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
     /// clusterName -> brokerNames.
@@ -149,7 +149,7 @@ impl RouteInfoManager {
         &self.config
     }
 
-    pub fn topic_queue_table(&self) -> &BTreeMap<String, BTreeMap<String, QueueData>> {
+    pub fn topic_queue_table(&self) -> &BTreeMap<String, BTreeMap<String, Arc<QueueData>>> {
         &self.topic_queue_table
     }
 

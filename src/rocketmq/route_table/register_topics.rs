@@ -89,10 +89,10 @@ impl RouteInfoManager {
             self.topic_queue_table.insert(tc.topic_name.clone(), Default::default());
         }
         let by_broker = self.topic_queue_table.get_mut(&tc.topic_name).expect("just ensured");
-        if by_broker.get(broker_name) == Some(&queue_data) {
+        if by_broker.get(broker_name).map(|q| &**q) == Some(&queue_data) {
             return false;
         }
-        by_broker.insert(broker_name.to_string(), queue_data);
+        by_broker.insert(broker_name.to_string(), Arc::new(queue_data));
         self.bump();
         true
     }

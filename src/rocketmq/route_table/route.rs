@@ -66,8 +66,11 @@ impl RouteInfoManager {
         for by_broker in self.topic_queue_table.values_mut() {
             if let Some(queue_data) = by_broker.get_mut(broker_name) {
                 let updated = new_perm(queue_data.perm);
-                changed |= updated != queue_data.perm;
-                queue_data.perm = updated;
+                if updated != queue_data.perm {
+                    // Copy-on-write: route answers already given keep the old perm.
+                    Arc::make_mut(queue_data).perm = updated;
+                    changed = true;
+                }
                 count += 1;
             }
         }
@@ -135,8 +138,8 @@ impl RouteInfoManager {
                 complete = false;
                 break;
             }
-            let previous = by_broker.insert(queue_data.broker_name.clone(), queue_data.clone());
-            changed |= previous.as_ref() != Some(&queue_data);
+            let previous = by_broker.insert(queue_data.broker_name.clone(), Arc::new(queue_data.clone()));
+            changed |= previous.as_deref() != Some(&queue_data);
         }
         if !exists && complete {
             self.topic_queue_table.insert(topic.to_string(), staged);

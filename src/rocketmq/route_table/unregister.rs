@@ -162,7 +162,7 @@ impl RouteInfoManager {
                 };
                 if group.enable_acting_master && no_master_exists(Some(group)) {
                     if queue_data.perm & perm::WRITE != 0 {
-                        queue_data.perm &= !perm::WRITE;
+                        Arc::make_mut(queue_data).perm &= !perm::WRITE;
                         *revision += 1;
                     }
                     report.write_perm_wiped.push((topic.clone(), name.clone()));

@@ -59,7 +59,7 @@ fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
             perm: perm::READ_WRITE,
             topic_sys_flag: 0,
         };
-        r.queue_datas.push(q);
+        r.queue_datas.push(q.into());
         let mut b = BrokerData::new("DefaultCluster", name);
         b.broker_addrs.insert(0, addr.into());
         r.broker_datas.push(b.into());
