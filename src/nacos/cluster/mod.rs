@@ -1,9 +1,14 @@
 //! A Nacos cluster's membership (`ServerMemberManager`): each member's view of the others, fed
-//! by `MemberInfoReportTask`'s reports. Pure: the actor side is `actors::nacos_member`.
+//! by `MemberInfoReportTask`'s reports, and the `DistroMapper` each member derives from its view.
+//! Pure: the actor side is `actors::nacos_member`.
 
+pub mod distro;
 pub mod member;
 
 #[cfg(test)]
+mod distro_tests;
+#[cfg(test)]
 mod member_tests;
 
+pub use distro::{distro_hash, java_string_hash, DistroMapper};
 pub use member::{MemberView, NodeState, Peer, Seen, MAX_FAIL_ACCESS_CNT};
