@@ -210,3 +210,131 @@ fn the_binary_exits_2_on_a_bad_responsible_claim() {
     assert!(stderr.contains("t.toml:"), "{stderr}");
     assert!(stderr.contains("nacos9"), "{stderr}");
 }
+
+// ---- Distro sync of 2.x gRPC clients ----
+//
+// One 2.x client `g` whose only server is nacos1, so its connection — and its client's
+// ownership — is nacos1's. Its `ConnectionSetupRequest` takes a TCP handshake (SYN 1 ms, SYN-ACK
+// 2 ms) and arrives at 3 ms; the `InstanceRequest` follows the setup answer and arrives at
+// 5 ms: nacos1's `ClientChangedEvent` is at 0.005 s.
+//
+// `DistroProtocol#sync` queues a `DistroDelayTask` per other member with `syncDelayMillis`
+// (1 s): due at 1.005 s. The delay engine looks every 100 ms from nacos1's start, so it sends at
+// 1.100 s; each peer's connection is new (handshake 2 ms), the request arrives at 1.103 s.
+
+const GRPC: &str = r#"
+[scenario]
+name = "distro grpc"
+duration = "210s"
+
+[network]
+connect_timeout = "5s"
+
+[[nacos_server]]
+name = "nacos1"
+cluster = "east"
+
+[[nacos_server]]
+name = "nacos2"
+cluster = "east"
+
+[[nacos_server]]
+name = "nacos3"
+cluster = "east"
+
+[[instance]]
+name = "g"
+service = "orders"
+ip = "10.1.0.9"
+transport = "grpc"
+servers = ["nacos1"]
+"#;
+
+fn grpc_holds(extra: &str) {
+    let s = parse(Path::new("t.toml"), &format!("{GRPC}{extra}")).unwrap_or_else(|e| panic!("valid: {e}"));
+    let report = run(&s, RunOptions::default());
+    let failed: Vec<String> =
+        report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+fn on(at: &str, server: &str, state: &str) -> String {
+    format!(
+        "\n[[expect]]\nname = \"at {at} g {state} on {server}\"\nat = \"{at}\"\n\
+         instance = {{ server = \"{server}\", instance = \"g\", state = \"{state}\" }}\n"
+    )
+}
+
+#[test]
+fn a_grpc_clients_instance_is_copied_to_every_member_a_second_after_it_registers() {
+    let claims = [
+        on("0.006s", "nacos1", "healthy"),
+        on("1.102s", "nacos2", "absent"),
+        on("1.104s", "nacos2", "healthy"),
+        on("1.104s", "nacos3", "healthy"),
+    ];
+    grpc_holds(&claims.concat());
+}
+
+#[test]
+fn a_closed_connection_is_a_delete_on_every_member_a_second_later() {
+    // g killed at 10 s: its FIN reaches nacos1 at 10.001 (`clientDisconnected` →
+    // `ClientDisconnectEvent`). The DELETE is due at 11.001, sent at the 11.100 tick on the
+    // connections opened at 1.1 s, and arrives at 11.101.
+    let claims =
+        [on("10.002s", "nacos1", "absent"), on("11.1s", "nacos2", "present"), on("11.102s", "nacos2", "absent")];
+    grpc_holds(&format!("\n[[fault]]\nat = \"10s\"\ncrash = \"g\"\n{}", claims.concat()));
+}
+
+#[test]
+fn a_dead_owners_copies_stay_until_the_client_expired_time_passes_their_last_verify() {
+    // nacos1 and g lose power at 22 s: no FIN, no DELETE. nacos1's last verify (every 5 s from
+    // 5 s) left at 20.000 and renewed the copies at 20.001 (`setLastRenewTime`). The copies'
+    // cleaner runs every 5 s from start and removes a copy once `now - lastRenewTime > 3 min`:
+    // 200.001 is not a tick, so 205 s.
+    let claims = [
+        on("204.9s", "nacos2", "healthy"),
+        on("204.9s", "nacos3", "healthy"),
+        on("205.001s", "nacos2", "absent"),
+        on("205.001s", "nacos3", "absent"),
+    ];
+    grpc_holds(&format!(
+        "\n[[fault]]\nat = \"22s\"\nhost_down = \"nacos1\"\n\n[[fault]]\nat = \"22s\"\nhost_down = \"g\"\n{}",
+        claims.concat()
+    ));
+}
+
+#[test]
+fn a_restarted_member_gets_its_copies_back_when_a_verify_finds_them_missing() {
+    // nacos2 killed at 20 s and restarted empty at 25 s (no `DistroLoadDataTask` in the sim).
+    // nacos1 saw it DOWN at its 23 s report (refused) and skips it in the 25 s verify; its 27 s
+    // report is answered (UP at 27.004). The 30 s verify, on that report's pooled connection,
+    // finds no copy: the failed answer is back at 30.002 → `ClientVerifyFailedEvent` → a CHANGE
+    // to nacos2 with delay 0, sent at the 30.100 tick, applied at 30.101.
+    let claims = [on("25.1s", "nacos2", "absent"), on("30.1s", "nacos2", "absent"), on("30.102s", "nacos2", "healthy")];
+    grpc_holds(&format!(
+        "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos2\"\n\n[[fault]]\nat = \"25s\"\nrestart = \"nacos2\"\n{}",
+        claims.concat()
+    ));
+}
+
+#[test]
+fn distro_failures_are_in_the_trace_with_their_java_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "{GRPC}\n[[fault]]\nat = \"20s\"\ncrash = \"nacos2\"\n\n[[fault]]\nat = \"25s\"\nrestart = \"nacos2\"\n{}",
+        on("30.05s", "nacos2", "healthy")
+    );
+    let file = write(dir.path(), "t.toml", body);
+    let out = routesim(&["run", file.to_str().unwrap()]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("g on nacos2: healthy"), "{stdout}");
+    assert!(
+        stdout.contains("30.002s nacos1/distro  Distro verify of 3_g_1 failed on nacos2: CHANGE to nacos2 now"),
+        "{stdout}"
+    );
+    let out = routesim(&["explain", file.to_str().unwrap(), "--at", "30.002s"]);
+    let (stdout, stderr) = text(&out);
+    assert!(stdout.contains("ClientVerifyFailedEvent"), "{stdout}\n{stderr}");
+}
