@@ -22,6 +22,9 @@
 //! Transport: Nacos sends these over its cluster gRPC client (`ClusterRpcClientProxy#asyncRequest`)
 //! with the timeouts above; the sim sends them as requests on a pooled connection between the
 //! two members' processes, so partitions, kills and pauses reach them like any other traffic.
+//! That pool is the one the member reports use, so a report's read timeout, which closes its
+//! connection, also fails a Distro request waiting on it — up to 3 s before the request's own
+//! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
 //!
 //! Not modelled yet: Distro for 1.x HTTP (`IpPortBasedClient`) clients — their responsibility,
 //! the `DistroFilter` forward and the copies' beat-check hand-over — and `DistroLoadDataTask`
@@ -103,7 +106,7 @@ impl Distro {
             return None; // a dead incarnation's timer
         }
         if !self.up(&target) {
-            self.failed(&target, &conn, op, "target not UP in this member's view");
+            self.failed(&target, &conn, op, crate::nacos::notes_distro::NOT_UP);
             return None;
         }
         let from = self.view.borrow().me().clone();

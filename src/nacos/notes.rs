@@ -341,6 +341,9 @@ impl NacosNote {
             NacosNote::MemberProbed { failure, from, to, .. } => {
                 from == to && (failure.is_none() || *to == NodeState::Down)
             }
+            // A retry that fails at once because the target is still not UP: the first failure,
+            // on the wire, is the news; its 3 s repeats are Java's warn log lines.
+            NacosNote::DistroSyncFailed { why, .. } => why.starts_with(crate::nacos::notes_distro::NOT_UP),
             _ => false,
         }
     }

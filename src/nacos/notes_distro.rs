@@ -3,6 +3,10 @@
 
 use crate::nacos::notes::NacosNote;
 
+/// Why a sync to a member this one does not see `UP` fails without being sent
+/// (`DistroClientTransportAgent#checkTargetServerStatusUnhealthy`).
+pub const NOT_UP: &str = "target not UP in this member's view";
+
 pub(crate) fn line(n: &NacosNote) -> String {
     match n {
         NacosNote::DistroSyncFailed { target, conn, op, why } => {
