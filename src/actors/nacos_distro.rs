@@ -16,6 +16,12 @@
 //!   `UP` here (the others are skipped: `onFailed`, which only logs). A peer without the copy, or
 //!   with another revision, answers with a failure: `ClientVerifyFailedEvent` →
 //!   `syncToVerifyFailedServer` queues a CHANGE to that peer alone with delay 0.
+//! - **Load** (`DistroLoadDataTask`, submitted at start-up): the member asks the others, in
+//!   address order and skipping those not `UP` in its view, for a SNAPSHOT — every connection
+//!   client they hold, native or copy — waiting up to 30 s for each; the first answer is applied
+//!   (`processSnapshot`: each becomes a copy here) and ends the task. If none answers, the task
+//!   runs again 30 s later. Until a snapshot is loaded the member sends no verify
+//!   (`DistroVerifyTimedTask#verifyForDataStorage`: `isFinishInitial`).
 //! - **Copies expire** (`ConnectionBasedClientManager.ExpiredClientCleaner`, every 5 s from
 //!   start): a copy not renewed by a verify for over 3 min goes.
 //!
@@ -27,13 +33,14 @@
 //! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
 //!
 //! Not modelled yet: Distro for 1.x HTTP (`IpPortBasedClient`) clients — their responsibility,
-//! the `DistroFilter` forward and the copies' beat-check hand-over — and `DistroLoadDataTask`
-//! (a restarted member starts empty and gets its copies back through verify failures).
+//! the `DistroFilter` forward and the copies' beat-check hand-over.
 
 use crate::actors::env::Env;
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::network::TimerId;
-use crate::nacos::cluster::sync::{SYNC_DELAY, SYNC_RETRY_DELAY, SYNC_TIMEOUT, VERIFY_INTERVAL, VERIFY_TIMEOUT};
+use crate::nacos::cluster::sync::{
+    LOAD_RETRY_DELAY, LOAD_TIMEOUT, SYNC_DELAY, SYNC_RETRY_DELAY, SYNC_TIMEOUT, VERIFY_INTERVAL, VERIFY_TIMEOUT,
+};
 use crate::nacos::cluster::{DistroOp, DistroTasks, MemberView, NodeState};
 use crate::nacos::naming::NamingServer;
 use crate::nacos::notes::NacosNote;
@@ -64,6 +71,11 @@ pub struct Distro {
     tasks: DistroTasks,
     timer: Option<(SimTime, TimerId)>,
     inflight: BTreeMap<MsgId, Sent>,
+    /// `isFinishInitial`: a snapshot was loaded.
+    loaded: bool,
+    /// This round's `DistroLoadDataTask`: the peers still to ask, and the request waiting.
+    load_queue: Vec<Arc<str>>,
+    load_waiting: Option<(MsgId, Arc<str>, Option<ChannelId>)>,
 }
 
 impl Distro {
@@ -76,7 +88,45 @@ impl Distro {
     ) -> Self {
         core.borrow_mut().enable_distro();
         let tasks = DistroTasks::new(env.now());
-        Distro { env, view, core, nodes, tasks, timer: None, inflight: BTreeMap::new() }
+        Distro {
+            env,
+            view,
+            core,
+            nodes,
+            tasks,
+            timer: None,
+            inflight: BTreeMap::new(),
+            loaded: false,
+            load_queue: Vec::new(),
+            load_waiting: None,
+        }
+    }
+
+    /// `DistroLoadDataTask#loadAllDataSnapshotFromRemote`: asks the next peer that is `UP` here;
+    /// `Ok` with the request's timeout, or `Err` with the retry delay when the round is over.
+    fn load_next(&mut self) -> Result<(MsgId, SimDuration), SimDuration> {
+        while !self.load_queue.is_empty() {
+            let peer = self.load_queue.remove(0);
+            if !self.up(&peer) || !self.env.alive() {
+                continue; // `getDatumSnapshot` throws: "target server unhealthy"
+            }
+            let from = self.view.borrow().me().clone();
+            let body = Body::Nacos(NacosMsg::DistroSnapshot { from });
+            let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&peer], body);
+            self.load_waiting = Some((sent.id, peer, sent.channel));
+            return Ok((sent.id, LOAD_TIMEOUT));
+        }
+        self.env.record(NacosNote::DistroLoadFailed { retry_in: LOAD_RETRY_DELAY });
+        Err(LOAD_RETRY_DELAY)
+    }
+
+    /// The snapshot request `id` failed (no answer, refused, closed): the next peer.
+    fn load_failed(&mut self, id: MsgId) -> Option<Result<(MsgId, SimDuration), SimDuration>> {
+        if self.load_waiting.as_ref().is_none_or(|(w, _, _)| *w != id) {
+            return None;
+        }
+        self.load_waiting = None;
+        Some(self.load_next())
     }
 
     /// `DistroClientDataProcessor#onEvent` → `syncToAllServer`: every native client that
@@ -125,7 +175,7 @@ impl Distro {
 
     /// `DistroVerifyTimedTask#run`: a verify per native client to each `UP` peer.
     fn verify(&mut self) -> Vec<(MsgId, SimDuration)> {
-        if !self.env.alive() {
+        if !self.env.alive() || !self.loaded {
             return Vec::new();
         }
         let natives = self.core.borrow().native_conns();
@@ -213,6 +263,21 @@ impl NacosServer {
     /// answers and notices for our own sends. True if the packet was Distro's.
     pub(crate) fn on_distro(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {
         let Some(d) = self.distro() else { return false };
+        let load_failed = match &p.body {
+            Body::Notice(Notice::SendFailed { msg, .. }) => d.load_failed(*msg).map(|next| (next, true)),
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => {
+                let id = d.load_waiting.as_ref().filter(|(_, _, c)| *c == Some(*channel)).map(|(id, _, _)| *id);
+                id.and_then(|id| d.load_failed(id)).map(|next| (next, false))
+            }
+            _ => None,
+        };
+        if let Some((next, consumed)) = load_failed {
+            self.after_load(next, ctx);
+            if consumed {
+                return true;
+            }
+        }
+        let Some(d) = self.distro() else { return false };
         if d.on_packet(p) {
             self.arm_distro(ctx);
             return true;
@@ -226,6 +291,27 @@ impl NacosServer {
                     None => core.apply_conn_delete(conn),
                 };
                 (Answer::Ok, changes)
+            }
+            Body::Nacos(NacosMsg::DistroSnapshot { .. }) => {
+                let clients = Arc::new(d.core.borrow().conn_snapshot());
+                d.env.send_on(p.channel, Body::Nacos(NacosMsg::DistroSnapshotData { reply_to: p.id, clients }));
+                return true;
+            }
+            Body::Nacos(NacosMsg::DistroSnapshotData { reply_to, clients }) => {
+                if d.load_waiting.as_ref().is_none_or(|(w, _, _)| w != reply_to) {
+                    return true; // an answer after its timeout: the task moved on
+                }
+                let (_, peer, _) = d.load_waiting.take().expect("checked");
+                let mut core = d.core.borrow_mut();
+                let changes: Vec<_> =
+                    clients.iter().flat_map(|(conn, data)| core.apply_conn_sync(now, &peer, conn, data)).collect();
+                drop(core);
+                d.loaded = true;
+                d.env.record(NacosNote::DistroLoaded { from: peer, clients: clients.len() });
+                if !changes.is_empty() {
+                    self.changed(changes, ctx);
+                }
+                return true;
             }
             Body::Nacos(NacosMsg::DistroVerify { conn, revision, .. }) => {
                 if d.core.borrow_mut().verify_conn(now, conn, *revision) {
@@ -241,6 +327,53 @@ impl NacosServer {
             self.changed(changes, ctx);
         }
         true
+    }
+}
+
+impl NacosServer {
+    /// Arms what follows a load step: the request's timeout, or the next round.
+    fn after_load(&mut self, next: Result<(MsgId, SimDuration), SimDuration>, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        match next {
+            Ok((id, timeout)) => d.env.after(timeout, ctx.address(), LoadTimeout(id)),
+            Err(delay) => d.env.after(delay, ctx.address(), LoadTick),
+        };
+    }
+}
+
+/// `DistroLoadDataTask#run`: one round over the other members (at start-up, then every 30 s
+/// until a snapshot is loaded).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LoadTick;
+
+impl Handler<LoadTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: LoadTick, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        // `DistroLoadDataTask#load` waits while `allMembersWithoutSelf` is empty: a member alone
+        // in its cluster.conf never finishes loading (and has nobody to verify with).
+        if d.loaded || d.nodes.is_empty() {
+            return;
+        }
+        d.load_queue = d.nodes.keys().cloned().collect();
+        let next = d.load_next();
+        self.after_load(next, ctx);
+    }
+}
+
+/// A SNAPSHOT request's 30 s (`loadDataTimeoutMillis`) passed unanswered: the next member.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct LoadTimeout(MsgId);
+
+impl Handler<LoadTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, LoadTimeout(id): LoadTimeout, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        if let Some(next) = d.load_failed(id) {
+            self.after_load(next, ctx);
+        }
     }
 }
 

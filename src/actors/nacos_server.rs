@@ -284,7 +284,9 @@ impl Handler<Packet> for NacosServer {
             | NacosMsg::Push { .. }
             | NacosMsg::Grpc(_)
             | NacosMsg::DistroData { .. }
-            | NacosMsg::DistroVerify { .. } => return,
+            | NacosMsg::DistroVerify { .. }
+            | NacosMsg::DistroSnapshot { .. }
+            | NacosMsg::DistroSnapshotData { .. } => return,
         };
         if !changes.is_empty() {
             self.changed(changes, ctx);

@@ -178,6 +178,16 @@ pub enum NacosNote {
         target: Arc<str>,
         conn: Arc<str>,
     },
+    /// `DistroLoadDataTask`: the snapshot from `from` was applied (`processSnapshot`): `clients`
+    /// connection clients, now copies here; verify may run (`finishInitial`).
+    DistroLoaded {
+        from: Arc<str>,
+        clients: usize,
+    },
+    /// `DistroLoadDataTask`: no peer gave a snapshot this round; the next round in 30 s.
+    DistroLoadFailed {
+        retry_in: SimDuration,
+    },
     /// `ConnectionBasedClientManager.ExpiredClientCleaner`: the copy of `conn` was not renewed
     /// for `idle` (> `clientExpiredTime`) and goes.
     DistroCopyExpired {
@@ -484,9 +494,11 @@ impl fmt::Display for NacosNote {
                 f.write_str(&super::notes_ops::line(self))
             }
             MemberProbed { .. } | MemberReportIn { .. } => f.write_str(&super::notes_member::line(self)),
-            DistroSyncFailed { .. } | DistroVerifyFailed { .. } | DistroCopyExpired { .. } => {
-                f.write_str(&super::notes_distro::line(self))
-            }
+            DistroSyncFailed { .. }
+            | DistroVerifyFailed { .. }
+            | DistroCopyExpired { .. }
+            | DistroLoaded { .. }
+            | DistroLoadFailed { .. } => f.write_str(&super::notes_distro::line(self)),
             GrpcConnected { .. }
             | GrpcConnectFailed { .. }
             | GrpcHealthOk { .. }

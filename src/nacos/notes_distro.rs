@@ -18,6 +18,12 @@ pub(crate) fn line(n: &NacosNote) -> String {
         NacosNote::DistroCopyExpired { conn, idle } => {
             format!("Distro copy {conn} not verified for {idle}: removed (ConnectionBasedClient#isExpire)")
         }
+        NacosNote::DistroLoaded { from, clients } => {
+            format!("Distro snapshot from {from} loaded: {clients} clients copied (DistroLoadDataTask)")
+        }
+        NacosNote::DistroLoadFailed { retry_in } => {
+            format!("Distro snapshot: no peer answered; next try in {retry_in} (DistroLoadDataTask)")
+        }
         other => other.to_string(),
     }
 }
@@ -41,6 +47,18 @@ pub(crate) fn story(n: &NacosNote) -> String {
             "ConnectionBasedClientManager.ExpiredClientCleaner (every 5 s): the copy of {conn} is not native and \
              was last renewed by its owner's verify {idle} ago, more than clientExpiredTime (3 min, \
              nacos.naming.client.expired.time) → clientDisconnected: the copy and its instances go"
+        ),
+        NacosNote::DistroLoaded { from, clients } => format!(
+            "DistroLoadDataTask (submitted at start-up): loadAllDataSnapshotFromRemote asks the other members in \
+             address order, skipping those not UP, each with a 30 s timeout; {from} answered the SNAPSHOT \
+             (getDatumSnapshot: all its connection clients, its own and its copies) → processSnapshot: {clients} \
+             copies made here (isNative false, lastRenewTime now) → finishInitial: this member's verify task may \
+             run from now on"
+        ),
+        NacosNote::DistroLoadFailed { retry_in } => format!(
+            "DistroLoadDataTask: no member gave a snapshot (each was not UP, or did not answer within 30 s) → \
+             submitLoadDataTask again in {retry_in} (loadDataRetryDelayMillis); until then this member sends no \
+             verify (isFinishInitial false)"
         ),
         other => other.to_string(),
     }

@@ -47,6 +47,10 @@ pub enum NacosMsg {
     /// Distro's VERIFY (`DistroClientVerifyInfo`): answered `Ok` if the copy was renewed, an
     /// error if the receiver lacks it or holds another revision.
     DistroVerify { from: Arc<str>, conn: Arc<str>, revision: u64 },
+    /// Distro's SNAPSHOT request (`DistroLoadDataTask` → `getDatumSnapshot`).
+    DistroSnapshot { from: Arc<str> },
+    /// The answer to SNAPSHOT request `reply_to`: every connection client the peer holds.
+    DistroSnapshotData { reply_to: MsgId, clients: Arc<Vec<(Arc<str>, crate::nacos::naming::ConnSyncData)>> },
 }
 
 #[derive(Debug)]
@@ -119,6 +123,8 @@ impl NacosMsg {
             NacosMsg::DistroData { data: Some(_), .. } => "DistroDataRequest CHANGE",
             NacosMsg::DistroData { data: None, .. } => "DistroDataRequest DELETE",
             NacosMsg::DistroVerify { .. } => "DistroDataRequest VERIFY",
+            NacosMsg::DistroSnapshot { .. } => "DistroDataRequest SNAPSHOT",
+            NacosMsg::DistroSnapshotData { .. } => "DistroDataResponse SNAPSHOT",
         }
     }
 }

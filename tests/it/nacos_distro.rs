@@ -220,7 +220,9 @@ fn the_binary_exits_2_on_a_bad_responsible_claim() {
 //
 // `DistroProtocol#sync` queues a `DistroDelayTask` per other member with `syncDelayMillis`
 // (1 s): due at 1.005 s. The delay engine looks every 100 ms from nacos1's start, so it sends at
-// 1.100 s; each peer's connection is new (handshake 2 ms), the request arrives at 1.103 s.
+// 1.100 s. To nacos2 the pooled connection is already open — nacos1's `DistroLoadDataTask` asked
+// nacos2 (first in address order) for its snapshot at 0 s — so the request arrives at 1.101 s;
+// to nacos3 the connection is new (handshake 2 ms), and it arrives at 1.103 s.
 
 const GRPC: &str = r#"
 [scenario]
@@ -269,8 +271,9 @@ fn on(at: &str, server: &str, state: &str) -> String {
 fn a_grpc_clients_instance_is_copied_to_every_member_a_second_after_it_registers() {
     let claims = [
         on("0.006s", "nacos1", "healthy"),
-        on("1.102s", "nacos2", "absent"),
-        on("1.104s", "nacos2", "healthy"),
+        on("1.1s", "nacos2", "absent"),
+        on("1.101s", "nacos2", "healthy"),
+        on("1.102s", "nacos3", "absent"),
         on("1.104s", "nacos3", "healthy"),
     ];
     grpc_holds(&claims.concat());
@@ -305,36 +308,52 @@ fn a_dead_owners_copies_stay_until_the_client_expired_time_passes_their_last_ver
 }
 
 #[test]
-fn a_restarted_member_gets_its_copies_back_when_a_verify_finds_them_missing() {
-    // nacos2 killed at 20 s and restarted empty at 25 s (no `DistroLoadDataTask` in the sim).
-    // nacos1 saw it DOWN at its 23 s report (refused) and skips it in the 25 s verify; its 27 s
-    // report is answered (UP at 27.004). The 30 s verify, on that report's pooled connection,
-    // finds no copy: the failed answer is back at 30.002 → `ClientVerifyFailedEvent` → a CHANGE
-    // to nacos2 with delay 0, sent at the 30.100 tick, applied at 30.101.
-    let claims = [on("25.1s", "nacos2", "absent"), on("30.1s", "nacos2", "absent"), on("30.102s", "nacos2", "healthy")];
-    grpc_holds(&format!(
-        "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos2\"\n\n[[fault]]\nat = \"25s\"\nrestart = \"nacos2\"\n{}",
-        claims.concat()
-    ));
+fn a_restarted_member_loads_a_snapshot_from_the_first_member_that_answers() {
+    // nacos2 killed at 20 s and restarted empty at 25 s. Its new view (cluster.conf re-read) has
+    // everyone UP, so `DistroLoadDataTask` asks nacos1, first in address order: a new
+    // connection (SYN 25.001, SYN-ACK 25.002), the SNAPSHOT request at 25.003, the answer — every
+    // client nacos1 holds — at 25.004 (`processSnapshot`: g becomes a copy here).
+    let claims = [on("25.003s", "nacos2", "absent"), on("25.004s", "nacos2", "healthy")];
+    grpc_holds(&format!("{RESTART}{}", claims.concat()));
+}
+
+const RESTART: &str =
+    "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos2\"\n\n[[fault]]\nat = \"25s\"\nrestart = \"nacos2\"\n";
+
+/// nacos2 restarts inside a partition that cuts it off from 24 s to 40 s.
+const RESTART_CUT: &str = "\n[[fault]]\nname = \"cut\"\nat = \"24s\"\npartition = [[\"nacos2\"], [\"nacos1\", \"nacos3\"]]\n\n[[fault]]\nat = \"40s\"\nheal = \"cut\"\n";
+
+#[test]
+fn a_member_that_restarts_cut_off_gets_its_copies_back_through_verify_before_its_next_load() {
+    // nacos2 restarts at 25 s inside the cut. Its SNAPSHOT requests fail to connect after the
+    // 5 s connect timeout: nacos1 at 30 s, nacos3 at 35 s; the round is over, the next in 30 s
+    // (`loadDataRetryDelayMillis`): 65 s. The cut heals at 40 s; nacos1 sees nacos2 UP at 40.003
+    // (nacos2's report arrives), so its 45 s verify goes to nacos2, which lacks the copy: the
+    // failure is back at 45.002 → `ClientVerifyFailedEvent` → a CHANGE to nacos2 with delay 0,
+    // sent at the 45.100 tick, applied at 45.101 — 20 s before the snapshot would have come.
+    let claims = [on("44.9s", "nacos2", "absent"), on("45.1s", "nacos2", "absent"), on("45.101s", "nacos2", "healthy")];
+    grpc_holds(&format!("{RESTART}{RESTART_CUT}{}", claims.concat()));
 }
 
 #[test]
 fn distro_failures_are_in_the_trace_with_their_java_names() {
     let dir = tempfile::tempdir().unwrap();
-    let body = format!(
-        "{GRPC}\n[[fault]]\nat = \"20s\"\ncrash = \"nacos2\"\n\n[[fault]]\nat = \"25s\"\nrestart = \"nacos2\"\n{}",
-        on("30.05s", "nacos2", "healthy")
-    );
+    let body = format!("{GRPC}{RESTART}{RESTART_CUT}{}", on("45.05s", "nacos2", "healthy"));
     let file = write(dir.path(), "t.toml", body);
     let out = routesim(&["run", file.to_str().unwrap()]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("g on nacos2: healthy"), "{stdout}");
-    assert!(
-        stdout.contains("30.002s nacos1/distro  Distro verify of 3_g_1 failed on nacos2: CHANGE to nacos2 now"),
-        "{stdout}"
-    );
-    let out = routesim(&["explain", file.to_str().unwrap(), "--at", "30.002s"]);
-    let (stdout, stderr) = text(&out);
-    assert!(stdout.contains("ClientVerifyFailedEvent"), "{stdout}\n{stderr}");
+    for line in [
+        "35.000s nacos2/distro  Distro snapshot: no peer answered; next try in 30s (DistroLoadDataTask)",
+        "45.002s nacos1/distro  Distro verify of 3_g_4 failed on nacos2: CHANGE to nacos2 now",
+        "65.002s nacos2/distro  Distro snapshot from nacos1 loaded: 1 clients copied (DistroLoadDataTask)",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+    for (at, java) in [("45.002s", "ClientVerifyFailedEvent"), ("35s", "loadDataRetryDelayMillis")] {
+        let out = routesim(&["explain", file.to_str().unwrap(), "--at", at]);
+        let (stdout, stderr) = text(&out);
+        assert!(stdout.contains(java), "{java}\n{stdout}\n{stderr}");
+    }
 }

@@ -12,7 +12,7 @@
 
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
-use crate::actors::nacos_distro::{Distro, VerifyTick};
+use crate::actors::nacos_distro::{Distro, LoadTick, VerifyTick};
 use crate::actors::nacos_grpc_client::{GrpcApp, GrpcShutdown};
 use crate::actors::nacos_grpc_server::{EjectTick, GrpcConnections};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
@@ -29,6 +29,7 @@ use crate::nacos::naming::{ConsoleMetadata, MetadataKey, Switches};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, Metadata};
+use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec, Transport};
 use actix::prelude::*;
@@ -100,6 +101,7 @@ impl Director {
                 let core = self.env.obs.world.nacos_server(&spec.name).expect("set above");
                 actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone()));
                 env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
+                env.after(SimDuration::ZERO, server.clone(), LoadTick);
             }
             actor.set_membership(Membership::new(env.part("member"), view, peers));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);

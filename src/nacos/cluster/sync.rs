@@ -33,6 +33,11 @@ pub const SYNC_RETRY_DELAY: SimDuration = SimDuration::from_millis(3_000);
 pub const VERIFY_INTERVAL: SimDuration = SimDuration::from_millis(5_000);
 /// `DEFAULT_DATA_VERIFY_TIMEOUT_MILLISECONDS`: `DistroVerifyCallbackWrapper#getTimeout`.
 pub const VERIFY_TIMEOUT: SimDuration = SimDuration::from_millis(3_000);
+/// `DEFAULT_DATA_LOAD_TIMEOUT_MILLISECONDS`: how long `getDatumSnapshot` waits for one peer.
+pub const LOAD_TIMEOUT: SimDuration = SimDuration::from_millis(30_000);
+/// `DEFAULT_DATA_LOAD_RETRY_DELAY_MILLISECONDS`: the next `DistroLoadDataTask` after a round in
+/// which no peer gave a snapshot.
+pub const LOAD_RETRY_DELAY: SimDuration = SimDuration::from_millis(30_000);
 /// `NacosDelayTaskExecuteEngine`'s default `processInterval`.
 pub const ENGINE_TICK: SimDuration = SimDuration::from_millis(100);
 

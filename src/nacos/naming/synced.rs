@@ -53,15 +53,26 @@ impl NamingServer {
     /// runs (not when it was queued): `None` if the client is gone by then ("with null data to
     /// sync, skip").
     pub fn conn_sync_data(&self, conn: &Arc<str>) -> Option<ConnSyncData> {
-        let c = self.conns.get(conn).filter(|c| c.native)?;
-        let instances = c.publishers.iter().map(|(s, (k, p))| (s.clone(), k.clone(), p.clone())).collect();
-        Some(ConnSyncData { instances, revision: c.revision })
+        self.conns.get(conn).filter(|c| c.native)?;
+        self.conn_snapshot().into_iter().find(|(id, _)| id == conn).map(|(_, d)| d)
     }
 
     /// `getVerifyData`: `(clientId, revision)` of every client this member is responsible for
     /// — for connection clients, the native ones (`ConnectionBasedClientManager#isResponsibleClient`).
     pub fn native_conns(&self) -> Vec<(Arc<str>, u64)> {
         self.conns.iter().filter(|(_, c)| c.native).map(|(id, c)| (id.clone(), c.revision)).collect()
+    }
+
+    /// `DistroClientDataProcessor#getDatumSnapshot`: every connection client here, native or a
+    /// copy, as its sync data, in id order.
+    pub fn conn_snapshot(&self) -> Vec<(Arc<str>, ConnSyncData)> {
+        self.conns
+            .iter()
+            .map(|(id, c)| {
+                let instances = c.publishers.iter().map(|(s, (k, p))| (s.clone(), k.clone(), p.clone())).collect();
+                (id.clone(), ConnSyncData { instances, revision: c.revision })
+            })
+            .collect()
     }
 
     /// CHANGE from `owner`: `syncClientConnected` (a copy, renewed now) then `upgradeClient`.

@@ -88,6 +88,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "distro_sync_failed",
             "distro_verify_failed",
             "distro_copy_expired",
+            "distro_loaded",
+            "distro_load_failed",
             "grpc_connected",
             "grpc_connect_failed",
             "grpc_health_ok",

@@ -266,9 +266,11 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         | ConnectionReleased { .. } => crate::nacos::notes_grpc::story(n),
         MemberProbed { .. } if n.is_routine() => return (Vec::new(), Focus::None),
         MemberProbed { .. } | MemberReportIn { .. } => member_story(n, &server_of(actor)),
-        DistroSyncFailed { .. } | DistroVerifyFailed { .. } | DistroCopyExpired { .. } => {
-            crate::nacos::notes_distro::story(n)
-        }
+        DistroSyncFailed { .. }
+        | DistroVerifyFailed { .. }
+        | DistroCopyExpired { .. }
+        | DistroLoaded { .. }
+        | DistroLoadFailed { .. } => crate::nacos::notes_distro::story(n),
     };
     (vec![line], Focus::None)
 }
