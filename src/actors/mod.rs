@@ -19,7 +19,8 @@
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
 //! `nacos_member` is a clustered server's `MemberInfoReportTask` (`nacos::cluster`), run inside
 //! the server actor, whose endpoint receives the reports' answers; `nacos_grpc_server` is the
-//! server's `ConnectionManager` and ejector (`nacos::grpc::connections`), run inside it too;
+//! server's `ConnectionManager` and ejector (`nacos::grpc::connections`), run inside it too, as is
+//! `nacos_distro`, a cluster member's Distro sync and verify for its gRPC clients;
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
 //! broker, route-client and producer actors.
 
@@ -28,6 +29,7 @@ pub mod broker;
 pub mod director;
 pub mod env;
 pub mod nacos_app;
+pub mod nacos_distro;
 pub mod nacos_grpc_client;
 pub mod nacos_grpc_server;
 pub mod nacos_health;

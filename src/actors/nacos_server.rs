@@ -41,6 +41,8 @@ pub struct NacosServer {
     member: Option<crate::actors::nacos_member::Membership>,
     /// The gRPC side (`ConnectionManager`), when the scenario has 2.x clients.
     grpc: Option<crate::actors::nacos_grpc_server::GrpcConnections>,
+    /// Distro, for a cluster member serving 2.x clients.
+    distro: Option<crate::actors::nacos_distro::Distro>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -73,6 +75,7 @@ impl NacosServer {
             next_ack: 0,
             member: None,
             grpc: None,
+            distro: None,
         }
     }
 
@@ -88,6 +91,16 @@ impl NacosServer {
     /// Makes this server a cluster member; the director arms its first `MemberTick`.
     pub fn set_membership(&mut self, member: crate::actors::nacos_member::Membership) {
         self.member = Some(member);
+    }
+
+    /// Makes this member sync its gRPC clients with the others; the director arms the first
+    /// `VerifyTick`.
+    pub fn set_distro(&mut self, distro: crate::actors::nacos_distro::Distro) {
+        self.distro = Some(distro);
+    }
+
+    pub(crate) fn distro(&mut self) -> Option<&mut crate::actors::nacos_distro::Distro> {
+        self.distro.as_mut()
     }
 
     pub(crate) fn membership(&mut self) -> Option<&mut crate::actors::nacos_member::Membership> {
@@ -112,6 +125,7 @@ impl NacosServer {
         }
         self.rearm_push(ctx);
         self.wake_checker();
+        self.distro_collect(ctx);
     }
 
     fn queue_pushes(&mut self, change: &Change) {
@@ -211,6 +225,9 @@ impl Handler<Packet> for NacosServer {
         if self.on_grpc(&p, ctx) {
             return;
         }
+        if self.on_distro(&p, ctx) {
+            return;
+        }
         let Body::Nacos(msg) = &p.body else { return };
         let now = self.env.now();
         let changes = match msg {
@@ -263,7 +280,13 @@ impl Handler<Packet> for NacosServer {
             }
             // Replies and pushes are not for a server; gRPC went to `grpc` above (none: no 2.x
             // clients in the scenario, so nobody sends any).
-            NacosMsg::Reply { .. } | NacosMsg::Push { .. } | NacosMsg::Grpc(_) => return,
+            NacosMsg::Reply { .. }
+            | NacosMsg::Push { .. }
+            | NacosMsg::Grpc(_)
+            | NacosMsg::DistroData { .. }
+            | NacosMsg::DistroVerify { .. }
+            | NacosMsg::DistroSnapshot { .. }
+            | NacosMsg::DistroSnapshotData { .. } => return,
         };
         if !changes.is_empty() {
             self.changed(changes, ctx);

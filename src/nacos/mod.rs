@@ -15,7 +15,8 @@
 //! - [`subscriber`] — a 1.x subscriber's `HostReactor` cache, polls and local filter.
 //! - [`grpc`] — the 2.x gRPC client's connection rules and redo, the server's connection
 //!   table and ejector.
-//! - [`cluster`] — a cluster member's view of the others (`ServerMemberManager`, `MemberUtil`).
+//! - [`cluster`] — a cluster member's view of the others (`ServerMemberManager`, `MemberUtil`),
+//!   its `DistroMapper`, and Distro's delay-task engine.
 //! - [`wire`] — the HTTP calls and the UDP push; [`notes`] — trace events (`notes_ops` words the
 //!   operator's: console metadata and switches).
 
@@ -26,6 +27,7 @@ pub mod health;
 pub mod http;
 pub mod naming;
 pub mod notes;
+pub mod notes_distro;
 pub mod notes_grpc;
 pub mod notes_member;
 pub mod notes_ops;

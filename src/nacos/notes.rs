@@ -163,6 +163,38 @@ pub enum NacosNote {
         fail_count: u32,
     },
 
+    // ---- Distro between cluster members (words in `notes_distro.rs`) ----
+    /// `DistroSyncChangeTask`/`DistroSyncDeleteTask` to `target` about client `conn` failed;
+    /// the task is queued again 3 s on (`handleFailedTask`).
+    DistroSyncFailed {
+        target: Arc<str>,
+        conn: Arc<str>,
+        op: crate::nacos::cluster::DistroOp,
+        why: Arc<str>,
+    },
+    /// `target` answered a verify of `conn` with a failure (no copy, or another revision):
+    /// `ClientVerifyFailedEvent` → a CHANGE to it alone, at once.
+    DistroVerifyFailed {
+        target: Arc<str>,
+        conn: Arc<str>,
+    },
+    /// `DistroLoadDataTask`: the snapshot from `from` was applied (`processSnapshot`): `clients`
+    /// connection clients, now copies here; verify may run (`finishInitial`).
+    DistroLoaded {
+        from: Arc<str>,
+        clients: usize,
+    },
+    /// `DistroLoadDataTask`: no peer gave a snapshot this round; the next round in 30 s.
+    DistroLoadFailed {
+        retry_in: SimDuration,
+    },
+    /// `ConnectionBasedClientManager.ExpiredClientCleaner`: the copy of `conn` was not renewed
+    /// for `idle` (> `clientExpiredTime`) and goes.
+    DistroCopyExpired {
+        conn: Arc<str>,
+        idle: SimDuration,
+    },
+
     // ---- 2.x gRPC client and the server's connections (words in `notes_grpc.rs`) ----
     /// `RpcClient`: connected to `server` (`conn` is the id its `ServerCheckResponse` gave);
     /// `previous` is the connection it abandons and closes (a switch), if any.
@@ -319,6 +351,9 @@ impl NacosNote {
             NacosNote::MemberProbed { failure, from, to, .. } => {
                 from == to && (failure.is_none() || *to == NodeState::Down)
             }
+            // A retry that fails at once because the target is still not UP: the first failure,
+            // on the wire, is the news; its 3 s repeats are Java's warn log lines.
+            NacosNote::DistroSyncFailed { why, .. } => why.starts_with(crate::nacos::notes_distro::NOT_UP),
             _ => false,
         }
     }
@@ -437,6 +472,7 @@ impl fmt::Display for NacosNote {
                     RegisterSource::Request => "registerInstance",
                     RegisterSource::FullBeat => "full beat from an unknown instance: registered from its body",
                     RegisterSource::Grpc => "InstanceRequest over gRPC (ConnectionBasedClient)",
+                    RegisterSource::Distro => "Distro copy of another member's gRPC client",
                 };
                 let new = if *new_client { " (new client, checks every 5s from 5s on)" } else { "" };
                 write!(f, "{service} {client}: {how}, healthy{new}")
@@ -458,6 +494,11 @@ impl fmt::Display for NacosNote {
                 f.write_str(&super::notes_ops::line(self))
             }
             MemberProbed { .. } | MemberReportIn { .. } => f.write_str(&super::notes_member::line(self)),
+            DistroSyncFailed { .. }
+            | DistroVerifyFailed { .. }
+            | DistroCopyExpired { .. }
+            | DistroLoaded { .. }
+            | DistroLoadFailed { .. } => f.write_str(&super::notes_distro::line(self)),
             GrpcConnected { .. }
             | GrpcConnectFailed { .. }
             | GrpcHealthOk { .. }

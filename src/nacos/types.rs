@@ -172,6 +172,14 @@ impl ClientKey {
     }
 }
 
+impl ClientKey {
+    /// `IpPortBasedClient#getResponsibleId`: the client id up to its `#`, i.e. `ip:port` — the tag
+    /// `DistroMapper` hashes.
+    pub fn responsible_tag(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
+    }
+}
+
 /// `ip:port#true`, the client id Nacos logs.
 impl fmt::Display for ClientKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

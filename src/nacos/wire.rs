@@ -41,6 +41,16 @@ pub enum NacosMsg {
     PushAck { ack: u64 },
     /// A 2.x client's gRPC connection (`crate::nacos::grpc::wire`).
     Grpc(crate::nacos::grpc::wire::GrpcMsg),
+    /// Distro's `DistroDataRequest` from member `from` about its client `conn`: a CHANGE with the
+    /// client's data, or a DELETE (`None`). Answered `Ok`.
+    DistroData { from: Arc<str>, conn: Arc<str>, data: Option<Arc<crate::nacos::naming::ConnSyncData>> },
+    /// Distro's VERIFY (`DistroClientVerifyInfo`): answered `Ok` if the copy was renewed, an
+    /// error if the receiver lacks it or holds another revision.
+    DistroVerify { from: Arc<str>, conn: Arc<str>, revision: u64 },
+    /// Distro's SNAPSHOT request (`DistroLoadDataTask` → `getDatumSnapshot`).
+    DistroSnapshot { from: Arc<str> },
+    /// The answer to SNAPSHOT request `reply_to`: every connection client the peer holds.
+    DistroSnapshotData { reply_to: MsgId, clients: Arc<Vec<(Arc<str>, crate::nacos::naming::ConnSyncData)>> },
 }
 
 #[derive(Debug)]
@@ -110,6 +120,11 @@ impl NacosMsg {
             NacosMsg::PushAck { .. } => "UDP push-ack",
             NacosMsg::MemberReport { .. } => API_MEMBER_REPORT,
             NacosMsg::Grpc(m) => m.kind(),
+            NacosMsg::DistroData { data: Some(_), .. } => "DistroDataRequest CHANGE",
+            NacosMsg::DistroData { data: None, .. } => "DistroDataRequest DELETE",
+            NacosMsg::DistroVerify { .. } => "DistroDataRequest VERIFY",
+            NacosMsg::DistroSnapshot { .. } => "DistroDataRequest SNAPSHOT",
+            NacosMsg::DistroSnapshotData { .. } => "DistroDataResponse SNAPSHOT",
         }
     }
 }

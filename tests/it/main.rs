@@ -14,6 +14,7 @@ mod fuzz;
 mod json_output;
 mod lessons;
 mod long_runs;
+mod nacos_distro;
 mod nacos_grpc;
 mod nacos_members;
 mod nacos_ops;

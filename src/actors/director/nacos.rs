@@ -2,9 +2,9 @@
 //! an application, telling a naming server that it was paused, and the Nacos operations: the
 //! console's metadata edit, an application's `deregisterInstance`, and the switches.
 //!
-//! The sim's naming servers are standalone (no Distro, no Raft group); those given a `cluster`
-//! also run `ServerMemberManager`'s report task and keep a member view, which nothing else reads
-//! yet. An operation aimed at
+//! The sim's naming servers have no Raft group; those given a `cluster` also run
+//! `ServerMemberManager`'s report task and keep a member view, and — when the scenario has 2.x
+//! clients — Distro for them (`nacos_distro`). An operation aimed at
 //! several servers is sent to each; one that is down or hung gets nothing, not even after a
 //! restart. What a server accepted survives its restarts, as Nacos keeps both through its CP
 //! protocol on disk: switches (`SwitchManager` → `PersistentConsistencyService`) and instance
@@ -12,6 +12,7 @@
 
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
+use crate::actors::nacos_distro::{Distro, LoadTick, VerifyTick};
 use crate::actors::nacos_grpc_client::{GrpcApp, GrpcShutdown};
 use crate::actors::nacos_grpc_server::{EjectTick, GrpcConnections};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
@@ -19,6 +20,7 @@ use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
+use crate::nacos::cluster::sync::VERIFY_INTERVAL;
 use crate::nacos::cluster::MemberView;
 use crate::nacos::grpc::client::ConnView;
 use crate::nacos::grpc::EJECTOR_INITIAL_DELAY;
@@ -27,6 +29,7 @@ use crate::nacos::naming::{ConsoleMetadata, MetadataKey, Switches};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, Metadata};
+use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec, Transport};
 use actix::prelude::*;
@@ -93,6 +96,13 @@ impl Director {
                 members.iter().filter(|m| **m != spec.name).map(|m| (Arc::from(m.as_str()), self.nodes[m])).collect();
             let view = Rc::new(RefCell::new(MemberView::new(&spec.name, peers.keys().cloned())));
             self.env.obs.world.set_nacos_members(&spec.name, Some(view.clone()));
+            // Distro syncs only 2.x clients so far: a cluster without them keeps its agenda as it was.
+            if self.scenario.nacos.apps.iter().any(|a| a.transport == Transport::Grpc) {
+                let core = self.env.obs.world.nacos_server(&spec.name).expect("set above");
+                actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone()));
+                env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
+                env.after(SimDuration::ZERO, server.clone(), LoadTick);
+            }
             actor.set_membership(Membership::new(env.part("member"), view, peers));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);
         }

@@ -18,8 +18,8 @@
 //!   → `MemberUtil#copy`) makes it `UP` too, but `copy` does not copy `failAccessCnt`: the count
 //!   stays, so the next failed report may take the peer straight to `DOWN`.
 //!
-//! This view is read by expectations only: Distro responsibility still ignores it (the sim's
-//! servers are not yet a Distro cluster).
+//! `DistroMapper` (`distro.rs`) reads this view: each member hashes clients over the members it
+//! itself sees `UP` or `SUSPICIOUS`.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,8 +58,8 @@ impl NodeState {
         })
     }
 
-    /// Whether Distro would count it (`DistroMapper#onEvent`: `UP` or `SUSPICIOUS`). Not used by
-    /// the naming model yet; named so the rule is in one place when it is.
+    /// Whether Distro counts it (`DistroMapper#onEvent`: `UP` or `SUSPICIOUS`); see
+    /// [`super::DistroMapper`].
     pub fn is_healthy(self) -> bool {
         matches!(self, NodeState::Up | NodeState::Suspicious)
     }

@@ -17,15 +17,25 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A `ConnectionBasedClient`: its instances by service, each with the `ip:port` it names.
+///
+/// `native` is `isNative`: true on the member the connection is on, false for a Distro copy
+/// (`ConnectionBasedClientFactory#newSyncedClient`), which remembers who sent it (`owner`), the
+/// owner's `revision`, and `lastRenewTime` — the last verify or sync that vouched for it.
 #[derive(Clone, Debug, Default)]
 pub struct ConnClient {
     pub(crate) publishers: BTreeMap<ServiceKey, (ClientKey, Published)>,
+    pub native: bool,
+    pub owner: Option<Arc<str>>,
+    /// `AbstractClient.revision`: bumped by every registration on the owner
+    /// (`recalculateRevision`), copied from the sync data on a copy (`upgradeClient`).
+    pub revision: u64,
+    pub last_renew: SimTime,
 }
 
 impl NamingServer {
     /// `ConnectionBasedClientManager#clientConnected`: an empty client for connection `conn`.
     pub fn connect_client(&mut self, conn: &Arc<str>) {
-        self.conns.entry(conn.clone()).or_default();
+        self.conns.entry(conn.clone()).or_insert_with(|| ConnClient { native: true, ..ConnClient::default() });
     }
 
     /// `InstanceRequestHandler` → `EphemeralClientOperationServiceImpl#registerInstance` over
@@ -43,6 +53,10 @@ impl NamingServer {
         let published = Published::new(instance, now, timeouts);
         let client = self.conns.get_mut(conn)?;
         let old = client.publishers.insert(service.clone(), (key.clone(), published));
+        client.revision += 1;
+        if self.distro_enabled {
+            self.distro_dirty.insert(conn.clone(), false);
+        }
         self.services.insert(service.clone());
         self.conn_publishers.entry(service.clone()).or_default().insert(conn.clone());
         self.bump();
@@ -65,6 +79,11 @@ impl NamingServer {
     /// at once (`ClientDisconnectEvent` → one `ServiceChangedEvent` per service).
     pub fn disconnect_client(&mut self, conn: &Arc<str>) -> Vec<Change> {
         let Some(client) = self.conns.remove(conn) else { return Vec::new() };
+        // `DistroClientDataProcessor#syncToAllServer`: only the owner's `ClientDisconnectEvent`
+        // becomes a Distro DELETE (`isInvalidClient` skips copies).
+        if client.native && self.distro_enabled {
+            self.distro_dirty.insert(conn.clone(), true);
+        }
         let mut published = Vec::new();
         let mut instances = Vec::new();
         for (service, (key, _)) in client.publishers {

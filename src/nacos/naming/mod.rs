@@ -35,6 +35,9 @@ mod metadata;
 #[cfg(test)]
 mod metadata_tests;
 mod ops;
+mod synced;
+#[cfg(test)]
+mod synced_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -50,6 +53,7 @@ pub use metadata::{ConsoleMetadata, MetadataKey, Switches, EXPIRED_METADATA_TIME
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+pub use synced::ConnSyncData;
 
 /// The maps a beat looks up: every beat finds its service, its client and its instance, and at
 /// 10,000 instances string-keyed `BTreeMap` searches were a fifth of a run's time. A hash map
@@ -192,6 +196,8 @@ pub enum RegisterSource {
     FullBeat,
     /// An `InstanceRequest` over a 2.x client's gRPC connection (`InstanceRequestHandler`).
     Grpc,
+    /// A Distro CHANGE from the member the client's connection is on (`upgradeClient`).
+    Distro,
 }
 
 /// What an operation or a check did, as data. Each one names the Java event it stands for.
@@ -266,6 +272,11 @@ pub struct NamingServer {
     pub(crate) conns: BTreeMap<Arc<str>, ConnClient>,
     /// The publisher index's share for connection clients.
     pub(crate) conn_publishers: BTreeMap<ServiceKey, BTreeSet<Arc<str>>>,
+    /// A clustered member: its own connection clients' changes are Distro-synced.
+    pub(crate) distro_enabled: bool,
+    /// Own connection clients changed since the Distro part last looked: true for a disconnect
+    /// (`ClientDisconnectEvent` → DELETE), false for a change (`ClientChangedEvent` → CHANGE).
+    pub(crate) distro_dirty: BTreeMap<Arc<str>, bool>,
     revision: u64,
 }
 
@@ -284,6 +295,8 @@ impl NamingServer {
             metadata_grid: now,
             conns: BTreeMap::new(),
             conn_publishers: BTreeMap::new(),
+            distro_enabled: false,
+            distro_dirty: BTreeMap::new(),
             revision: 0,
         }
     }

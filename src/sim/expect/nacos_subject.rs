@@ -6,7 +6,7 @@
 //! server that is down has no instances.
 
 use super::Mismatch;
-use crate::nacos::cluster::NodeState;
+use crate::nacos::cluster::{DistroMapper, NodeState};
 use crate::nacos::types::{ClientKey, Host, ServiceKey};
 use crate::sim::world::World;
 use std::collections::BTreeSet;
@@ -30,6 +30,9 @@ pub enum NacosSubject {
     /// `peer`'s state in `server`'s own membership view (`ServerMemberManager`): each member
     /// decides for itself, so two servers may disagree about the same peer.
     Member { server: String, peer: String, state: NodeState },
+    /// The member `server`'s `DistroMapper#mapSrv` names for a 1.x instance's `ip:port`: who,
+    /// in `server`'s own view, runs its beat checks and takes its forwarded beats.
+    Responsible { server: String, instance: String, member: String },
     /// The server a 2.x client is RUNNING on (`None`: no usable connection — before its first
     /// connect, or while it reconnects).
     Connection { client: String, server: Option<String> },
@@ -159,6 +162,21 @@ impl NacosSubject {
                 }
                 Err(Mismatch { expected, got: format!("connected to {}", word(got.as_deref())) })
             }
+            NacosSubject::Responsible { server, instance, member } => {
+                let expected = format!("{server} maps {instance} to {member}");
+                let Some(view) = world.nacos_members(server) else {
+                    return Err(Mismatch { expected, got: format!("{server} is not running") });
+                };
+                let facts = world.nacos_instance(instance).expect("validated instance name");
+                let tag = facts.client().responsible_tag();
+                let mapper = DistroMapper::from_view(&view.borrow());
+                let got = mapper.map_srv(&tag);
+                if **got == **member {
+                    return Ok(());
+                }
+                let list: Vec<&str> = mapper.healthy_list().iter().map(|m| &**m).collect();
+                Err(Mismatch { expected, got: format!("{got} (healthy list [{}])", list.join(", ")) })
+            }
             NacosSubject::Member { server, peer, state } => {
                 let expected = format!("{server} sees {peer} {state}");
                 let Some(view) = world.nacos_members(server) else {
@@ -191,7 +209,9 @@ impl NacosSubject {
             NacosSubject::Instance { servers, .. } => servers.iter().map(|s| world.nacos_server_revision(s)).collect(),
             NacosSubject::Service { server, .. } => vec![world.nacos_server_revision(server)],
             NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
-            NacosSubject::Member { server, .. } => vec![world.nacos_members_revision(server)],
+            NacosSubject::Member { server, .. } | NacosSubject::Responsible { server, .. } => {
+                vec![world.nacos_members_revision(server)]
+            }
             NacosSubject::Connection { client, .. } => vec![world.grpc_client_revision(client)],
         }
     }

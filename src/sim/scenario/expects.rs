@@ -185,7 +185,7 @@ fn subject(ctx: &mut Ctx, r: &RawExpect, span: std::ops::Range<usize>, known: &K
             span,
             format!("an expectation needs exactly one subject, found {count}"),
             Some(
-                "one of `route`, `client`, `live`, `cluster`, `topics`, `registration`, `sends` (RocketMQ), `instance`, `service`, `subscriber`, `member`, `connection` (Nacos) or `events` (the trace)",
+                "one of `route`, `client`, `live`, `cluster`, `topics`, `registration`, `sends` (RocketMQ), `instance`, `service`, `subscriber`, `member`, `connection`, `responsible` (Nacos) or `events` (the trace)",
             ),
         );
     }

@@ -163,6 +163,8 @@ pub struct NacosKnown {
     pub clusters: BTreeMap<String, String>,
     /// Each 2.x (gRPC) client → the servers of its list.
     pub grpc_clients: BTreeMap<String, Vec<String>>,
+    /// The instances of 2.x (gRPC) clients: no `ip:port` tag decides where they live.
+    pub grpc_instances: BTreeSet<String>,
 }
 
 impl NacosKnown {
@@ -184,7 +186,13 @@ impl NacosKnown {
             .filter(|a| a.transport == Transport::Grpc)
             .map(|a| (a.name.clone(), a.servers.clone()))
             .collect();
-        NacosKnown { instances, addrs, services, subscribers, broken, clusters, grpc_clients }
+        let grpc_instances = specs
+            .apps
+            .iter()
+            .filter(|a| a.transport == Transport::Grpc)
+            .flat_map(|a| a.instances.iter().map(|i| i.name.clone()))
+            .collect();
+        NacosKnown { instances, addrs, services, subscribers, broken, clusters, grpc_clients, grpc_instances }
     }
 }
 

@@ -1,11 +1,13 @@
-//! The Nacos expectation subjects: `instance`, `service`, `subscriber`, `member` and `connection`.
+//! The Nacos expectation subjects: `instance`, `service`, `subscriber`, `member`, `connection` and
+//! `responsible`.
 
 use super::ctx::{Ctx, Kind};
 use super::error::nearest;
 use super::nacos::NacosKnown;
 use super::raw::{RawExpect, S};
 use super::raw_nacos::{
-    RawConnectionSubject, RawInstanceSubject, RawMemberSubject, RawServiceSubject, RawSubscriberSubject,
+    RawConnectionSubject, RawInstanceSubject, RawMemberSubject, RawResponsibleSubject, RawServiceSubject,
+    RawSubscriberSubject,
 };
 use crate::nacos::cluster::NodeState;
 use crate::nacos::types::{ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE};
@@ -14,10 +16,17 @@ use std::collections::BTreeSet;
 
 /// How many Nacos subjects the expectation names.
 pub fn count(r: &RawExpect) -> usize {
-    [r.instance.is_some(), r.service.is_some(), r.subscriber.is_some(), r.member.is_some(), r.connection.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count()
+    [
+        r.instance.is_some(),
+        r.service.is_some(),
+        r.subscriber.is_some(),
+        r.member.is_some(),
+        r.connection.is_some(),
+        r.responsible.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count()
 }
 
 /// The one Nacos subject of `r` (call only when `count(r) == 1`).
@@ -30,6 +39,8 @@ pub fn subject(ctx: &mut Ctx, r: &RawExpect, known: &NacosKnown) -> Option<Subje
         member(ctx, m.get_ref(), known)
     } else if let Some(c) = &r.connection {
         connection(ctx, c.get_ref(), known)
+    } else if let Some(d) = &r.responsible {
+        responsible(ctx, d.get_ref(), known)
     } else {
         subscriber(ctx, r.subscriber.as_ref()?.get_ref(), known)
     };
@@ -212,4 +223,36 @@ fn connection(ctx: &mut Ctx, r: &RawConnectionSubject, known: &NacosKnown) -> Op
         );
     }
     Some(NacosSubject::Connection { client, server })
+}
+
+/// `responsible = { server, instance, member }`: a clustered server, a 1.x HTTP instance (its
+/// `ip:port` is the Distro tag), and a member of the server's cluster — itself included, since
+/// a member's healthy list holds itself.
+fn responsible(ctx: &mut Ctx, r: &RawResponsibleSubject, known: &NacosKnown) -> Option<NacosSubject> {
+    let server = ctx.refer(&r.server, &[Kind::NacosServer]);
+    let instance = instance_name(ctx, &r.instance, known);
+    let member = ctx.refer(&r.member, &[Kind::NacosServer]);
+    let (server, instance, member) = (server?, instance?, member?);
+    let Some(cluster) = known.clusters.get(&server) else {
+        let help = "give it `cluster = \"name\"` in its [[nacos_server]]: a standalone server owns every client";
+        return ctx.fail(r.server.span(), format!("{server} is not in a cluster: it has no DistroMapper"), Some(help));
+    };
+    if known.grpc_instances.contains(&instance) {
+        let help = "a 2.x client's owner is the member its connection is on: use `connection = { client, server }`";
+        return ctx.fail(
+            r.instance.span(),
+            format!("{instance} is a gRPC instance: DistroMapper does not place it"),
+            Some(help),
+        );
+    }
+    if known.clusters.get(&member) != Some(cluster) {
+        let members: Vec<&str> =
+            known.clusters.iter().filter(|(_, c)| *c == cluster).map(|(n, _)| n.as_str()).collect();
+        return ctx.fail(
+            r.member.span(),
+            format!("{member} is not a member of {server}'s cluster {cluster:?}"),
+            Some(&format!("its members: {}", members.join(", "))),
+        );
+    }
+    Some(NacosSubject::Responsible { server, instance, member })
 }

@@ -324,6 +324,7 @@ pub struct RawExpect {
     pub subscriber: Option<S<super::raw_nacos::RawSubscriberSubject>>,
     pub member: Option<S<super::raw_nacos::RawMemberSubject>>,
     pub connection: Option<S<super::raw_nacos::RawConnectionSubject>>,
+    pub responsible: Option<S<super::raw_nacos::RawResponsibleSubject>>,
     pub sends: Option<S<RawSends>>,
     pub events: Option<S<RawEvents>>,
     pub topics: Option<S<RawTopics>>,

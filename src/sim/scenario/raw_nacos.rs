@@ -103,6 +103,16 @@ pub struct RawMemberSubject {
     pub state: S<String>,
 }
 
+/// `responsible = { server, instance, member }`: the member `server`'s `DistroMapper` maps the
+/// instance's `ip:port` to.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawResponsibleSubject {
+    pub server: S<String>,
+    pub instance: S<String>,
+    pub member: S<String>,
+}
+
 /// `update_metadata = { instance, server, metadata }` (`server`: all of the instance's servers).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -164,6 +164,9 @@ pub fn subject(s: &NacosSubject) -> String {
         NacosSubject::Member { server, peer, state } => {
             format!("member = {{ server = {}, peer = {}, state = {} }}", q(server), q(peer), q(state.word()))
         }
+        NacosSubject::Responsible { server, instance, member } => {
+            format!("responsible = {{ server = {}, instance = {}, member = {} }}", q(server), q(instance), q(member))
+        }
     }
 }
 

@@ -124,6 +124,12 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         ),
         Registered { .. } | Deregistered { .. } => return (Vec::new(), Focus::None),
         ShutdownComplete => "the shutdown hook has run: the process exits".to_string(),
+        InstanceRegistered { service, client, source: RegisterSource::Distro, .. } => format!(
+            "DistroDataRequestHandler → DistroProtocol#onReceive → DistroClientDataProcessor#processData: \
+             syncClientConnected (a copy, isNative false) + upgradeClient put {} for {service} → \
+             ClientRegisterServiceEvent → ServiceChangedEvent (a push 500 ms on, to this member's subscribers)",
+            who(service, client)
+        ),
         InstanceRegistered { service, client, new_client, source } => {
             let new = if *new_client {
                 "createIpPortClientIfAbsent: a new IpPortBasedClient whose ClientBeatCheckTaskV2 runs every 5s from 5s \
@@ -132,7 +138,9 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
                 ""
             };
             let how = match source {
-                RegisterSource::Request => "InstanceController#register → InstanceOperatorClientImpl#registerInstance",
+                RegisterSource::Request | RegisterSource::Distro => {
+                    "InstanceController#register → InstanceOperatorClientImpl#registerInstance"
+                }
                 RegisterSource::Grpc => {
                     "GrpcRequestAcceptor (refreshActiveTime) → InstanceRequestHandler → the connection's \
                      ConnectionBasedClient"
@@ -258,6 +266,11 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         | ConnectionReleased { .. } => crate::nacos::notes_grpc::story(n),
         MemberProbed { .. } if n.is_routine() => return (Vec::new(), Focus::None),
         MemberProbed { .. } | MemberReportIn { .. } => member_story(n, &server_of(actor)),
+        DistroSyncFailed { .. }
+        | DistroVerifyFailed { .. }
+        | DistroCopyExpired { .. }
+        | DistroLoaded { .. }
+        | DistroLoadFailed { .. } => crate::nacos::notes_distro::story(n),
     };
     (vec![line], Focus::None)
 }

@@ -68,6 +68,7 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             let (who, app) = (cast.instance(service, client), cast.app(service, client));
             let new = if *new_client { " (new client: checked every 5s from 5s on)" } else { "" };
             match source {
+                RegisterSource::Distro => d.note(a, t, &format!("Distro copy: {who} in {}", service_text(service))),
                 RegisterSource::Request => {
                     let what =
                         format!("POST instance {who}: registerInstance in {}, healthy{new}", service_text(service));
@@ -265,6 +266,15 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         MemberReportIn { peer, from, .. } => {
             d.note(a, t, &format!("report from {peer}: {peer} {from} -> UP (NacosClusterController#report)"))
         }
+
+        // ---- Distro ----
+        DistroSyncFailed { target, op, why, .. } => {
+            d.arrow(a, target, "-x", t, &format!("Distro {}: {why}", op.word()))
+        }
+        DistroVerifyFailed { target, conn } => d.note(a, t, &format!("{target} failed the verify of {conn}: resync")),
+        DistroCopyExpired { conn, idle } => d.note(a, t, &format!("copy {conn} expired ({idle} unverified)")),
+        DistroLoaded { from, clients } => d.note(a, t, &format!("snapshot from {from}: {clients} clients copied")),
+        DistroLoadFailed { retry_in } => d.note(a, t, &format!("no snapshot: next try in {retry_in}")),
     }
 }
 

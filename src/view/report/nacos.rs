@@ -174,5 +174,9 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             b.mark(a, t, if *to == crate::nacos::cluster::NodeState::Up { "healthy" } else { "unhealthy" }, detail())
         }
         MemberReportIn { .. } => b.mark(a, t, "healthy", detail()),
+        DistroSyncFailed { .. } | DistroVerifyFailed { .. } => b.mark(a, t, "drop", detail()),
+        DistroCopyExpired { .. } => b.mark(a, t, "unhealthy", detail()),
+        DistroLoaded { .. } => b.mark(a, t, "other", detail()),
+        DistroLoadFailed { .. } => b.mark(a, t, "drop", detail()),
     }
 }

@@ -1,0 +1,438 @@
+//! A clustered naming server's Distro part for 2.x gRPC clients: `DistroClientDataProcessor`
+//! feeding `DistroProtocol`'s delay engine, the sync and verify sends
+//! (`DistroClientTransportAgent`), and the receiving side (`DistroDataRequestHandler`). Not an
+//! actor: the server owns it, because replies and network notices come to the server's endpoint.
+//! The pure parts are `nacos::cluster::sync` (the engine) and `nacos::naming::synced` (copies).
+//!
+//! What each member does, read in Nacos 2.5.1:
+//!
+//! - **Sync** (`DistroProtocol#sync` → `DistroSyncChangeTask` / `DistroSyncDeleteTask`): a change
+//!   to a connection client native here is sent to every other member 1 s later, with the data as
+//!   it is *then*; a failure — the target not `UP` in this member's view
+//!   (`checkTargetServerStatusUnhealthy`), no answer within 3 s, a refused or closed connection —
+//!   queues the task again 3 s on, for as long as the target is a member.
+//! - **Verify** (`DistroVerifyTimedTask`, every 5 s, first 5 s after start): one
+//!   `DistroClientVerifyInfo(clientId, revision)` per native client to every other member that is
+//!   `UP` here (the others are skipped: `onFailed`, which only logs). A peer without the copy, or
+//!   with another revision, answers with a failure: `ClientVerifyFailedEvent` →
+//!   `syncToVerifyFailedServer` queues a CHANGE to that peer alone with delay 0.
+//! - **Load** (`DistroLoadDataTask`, submitted at start-up): the member asks the others, in
+//!   address order and skipping those not `UP` in its view, for a SNAPSHOT — every connection
+//!   client they hold, native or copy — waiting up to 30 s for each; the first answer is applied
+//!   (`processSnapshot`: each becomes a copy here) and ends the task. If none answers, the task
+//!   runs again 30 s later. Until a snapshot is loaded the member sends no verify
+//!   (`DistroVerifyTimedTask#verifyForDataStorage`: `isFinishInitial`).
+//! - **Copies expire** (`ConnectionBasedClientManager.ExpiredClientCleaner`, every 5 s from
+//!   start): a copy not renewed by a verify for over 3 min goes.
+//!
+//! Transport: Nacos sends these over its cluster gRPC client (`ClusterRpcClientProxy#asyncRequest`)
+//! with the timeouts above; the sim sends them as requests on a pooled connection between the
+//! two members' processes, so partitions, kills and pauses reach them like any other traffic.
+//! That pool is the one the member reports use, so a report's read timeout, which closes its
+//! connection, also fails a Distro request waiting on it — up to 3 s before the request's own
+//! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
+//!
+//! Not modelled yet: Distro for 1.x HTTP (`IpPortBasedClient`) clients — their responsibility,
+//! the `DistroFilter` forward and the copies' beat-check hand-over.
+
+use crate::actors::env::Env;
+use crate::actors::nacos_server::NacosServer;
+use crate::actors::network::TimerId;
+use crate::nacos::cluster::sync::{
+    LOAD_RETRY_DELAY, LOAD_TIMEOUT, SYNC_DELAY, SYNC_RETRY_DELAY, SYNC_TIMEOUT, VERIFY_INTERVAL, VERIFY_TIMEOUT,
+};
+use crate::nacos::cluster::{DistroOp, DistroTasks, MemberView, NodeState};
+use crate::nacos::naming::NamingServer;
+use crate::nacos::notes::NacosNote;
+use crate::nacos::wire::{Answer, NacosMsg};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use actix::prelude::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A sync or verify on the wire.
+struct Sent {
+    target: Arc<str>,
+    conn: Arc<str>,
+    /// `None` for a verify.
+    op: Option<DistroOp>,
+    channel: Option<ChannelId>,
+}
+
+pub struct Distro {
+    env: Env,
+    view: Rc<RefCell<MemberView>>,
+    core: Rc<RefCell<NamingServer>>,
+    nodes: BTreeMap<Arc<str>, NodeId>,
+    tasks: DistroTasks,
+    timer: Option<(SimTime, TimerId)>,
+    inflight: BTreeMap<MsgId, Sent>,
+    /// `isFinishInitial`: a snapshot was loaded.
+    loaded: bool,
+    /// This round's `DistroLoadDataTask`: the peers still to ask, and the request waiting.
+    load_queue: Vec<Arc<str>>,
+    load_waiting: Option<(MsgId, Arc<str>, Option<ChannelId>)>,
+}
+
+impl Distro {
+    /// `env` is the server's `distro` part; `nodes` are the other members' processes.
+    pub fn new(
+        env: Env,
+        view: Rc<RefCell<MemberView>>,
+        core: Rc<RefCell<NamingServer>>,
+        nodes: BTreeMap<Arc<str>, NodeId>,
+    ) -> Self {
+        core.borrow_mut().enable_distro();
+        let tasks = DistroTasks::new(env.now());
+        Distro {
+            env,
+            view,
+            core,
+            nodes,
+            tasks,
+            timer: None,
+            inflight: BTreeMap::new(),
+            loaded: false,
+            load_queue: Vec::new(),
+            load_waiting: None,
+        }
+    }
+
+    /// `DistroLoadDataTask#loadAllDataSnapshotFromRemote`: asks the next peer that is `UP` here;
+    /// `Ok` with the request's timeout, or `Err` with the retry delay when the round is over.
+    fn load_next(&mut self) -> Result<(MsgId, SimDuration), SimDuration> {
+        while !self.load_queue.is_empty() {
+            let peer = self.load_queue.remove(0);
+            if !self.up(&peer) || !self.env.alive() {
+                continue; // `getDatumSnapshot` throws: "target server unhealthy"
+            }
+            let from = self.view.borrow().me().clone();
+            let body = Body::Nacos(NacosMsg::DistroSnapshot { from });
+            let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&peer], body);
+            self.load_waiting = Some((sent.id, peer, sent.channel));
+            return Ok((sent.id, LOAD_TIMEOUT));
+        }
+        self.env.record(NacosNote::DistroLoadFailed { retry_in: LOAD_RETRY_DELAY });
+        Err(LOAD_RETRY_DELAY)
+    }
+
+    /// The snapshot request `id` failed (no answer, refused, closed): the next peer.
+    fn load_failed(&mut self, id: MsgId) -> Option<Result<(MsgId, SimDuration), SimDuration>> {
+        if self.load_waiting.as_ref().is_none_or(|(w, _, _)| *w != id) {
+            return None;
+        }
+        self.load_waiting = None;
+        Some(self.load_next())
+    }
+
+    /// `DistroClientDataProcessor#onEvent` → `syncToAllServer`: every native client that
+    /// changed or went becomes a task per other member (`allMembersWithoutSelf`).
+    fn collect(&mut self) {
+        let now = self.env.now();
+        for (conn, deleted) in self.core.borrow_mut().take_distro_dirty() {
+            let op = if deleted { DistroOp::Delete } else { DistroOp::Change };
+            for target in self.nodes.keys() {
+                self.tasks.add(now, target, &conn, op, SYNC_DELAY);
+            }
+        }
+    }
+
+    fn up(&self, target: &str) -> bool {
+        self.view.borrow().peer(target).is_some_and(|p| p.state == NodeState::Up)
+    }
+
+    /// One `DistroSyncChangeTask` / `DistroSyncDeleteTask`; the deadline to arm, if sent.
+    fn send_sync(&mut self, target: Arc<str>, conn: Arc<str>, op: DistroOp) -> Option<(MsgId, SimDuration)> {
+        let data = match op {
+            // `getDistroData` at run time: a client gone meanwhile is skipped.
+            DistroOp::Change => Some(Arc::new(self.core.borrow().conn_sync_data(&conn)?)),
+            DistroOp::Delete => None,
+        };
+        if !self.env.alive() {
+            return None; // a dead incarnation's timer
+        }
+        if !self.up(&target) {
+            self.failed(&target, &conn, op, crate::nacos::notes_distro::NOT_UP);
+            return None;
+        }
+        let from = self.view.borrow().me().clone();
+        let body = Body::Nacos(NacosMsg::DistroData { from, conn: conn.clone(), data });
+        let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body);
+        self.inflight.insert(sent.id, Sent { target, conn, op: Some(op), channel: sent.channel });
+        Some((sent.id, SYNC_TIMEOUT))
+    }
+
+    /// `handleFailedTask`: the same task again, 3 s on.
+    fn failed(&mut self, target: &Arc<str>, conn: &Arc<str>, op: DistroOp, why: &str) {
+        self.tasks.add(self.env.now(), target, conn, op, SYNC_RETRY_DELAY);
+        let why = Arc::from(why);
+        self.env.record(NacosNote::DistroSyncFailed { target: target.clone(), conn: conn.clone(), op, why });
+    }
+
+    /// `DistroVerifyTimedTask#run`: a verify per native client to each `UP` peer.
+    fn verify(&mut self) -> Vec<(MsgId, SimDuration)> {
+        if !self.env.alive() || !self.loaded {
+            return Vec::new();
+        }
+        let natives = self.core.borrow().native_conns();
+        let from = self.view.borrow().me().clone();
+        let mut armed = Vec::new();
+        let targets: Vec<Arc<str>> = self.nodes.keys().filter(|t| self.up(t)).cloned().collect();
+        for target in targets {
+            for (conn, revision) in &natives {
+                let body =
+                    Body::Nacos(NacosMsg::DistroVerify { from: from.clone(), conn: conn.clone(), revision: *revision });
+                let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body);
+                let s = Sent { target: target.clone(), conn: conn.clone(), op: None, channel: sent.channel };
+                self.inflight.insert(sent.id, s);
+                armed.push((sent.id, VERIFY_TIMEOUT));
+            }
+        }
+        armed
+    }
+
+    /// A sync or verify ended: answered (`ok`) or not.
+    fn ended(&mut self, id: MsgId, ok: bool, why: &str) {
+        let Some(s) = self.inflight.remove(&id) else { return };
+        match (s.op, ok) {
+            (Some(op), false) => self.failed(&s.target, &s.conn, op, why),
+            // `DistroVerifyCallbackWrapper#onResponse` with a failed answer.
+            (None, false) if why == VERIFY_REFUSED => {
+                self.tasks.add(self.env.now(), &s.target, &s.conn, DistroOp::Change, SimDuration::ZERO);
+                self.env.record(NacosNote::DistroVerifyFailed { target: s.target, conn: s.conn });
+            }
+            _ => {}
+        }
+    }
+
+    /// A packet for the server: true if it answered or failed one of our sends.
+    fn on_packet(&mut self, p: &Packet) -> bool {
+        match &p.body {
+            Body::Nacos(NacosMsg::Reply { reply_to, answer }) if self.inflight.contains_key(reply_to) => {
+                let ok = !matches!(answer, Answer::Error { .. });
+                self.ended(*reply_to, ok, if ok { "" } else { VERIFY_REFUSED });
+                true
+            }
+            Body::Notice(Notice::SendFailed { msg, .. }) if self.inflight.contains_key(msg) => {
+                self.ended(*msg, false, "connect failed");
+                true
+            }
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => {
+                let closed: Vec<MsgId> =
+                    self.inflight.iter().filter(|(_, s)| s.channel == Some(*channel)).map(|(id, _)| *id).collect();
+                for id in &closed {
+                    self.ended(*id, false, "connection closed");
+                }
+                // Others (the member reports) may be waiting on the same connection.
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a peer's failed verify answer says (`DistroDataRequestHandler`: `verify failed`).
+const VERIFY_REFUSED: &str = "verify failed";
+
+impl NacosServer {
+    /// Queues the syncs that the last changes call for, and arms the engine's next tick.
+    pub(crate) fn distro_collect(&mut self, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        d.collect();
+        self.arm_distro(ctx);
+    }
+
+    fn arm_distro(&mut self, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        let Some(at) = d.tasks.next_wake() else { return };
+        if d.timer.is_some_and(|(armed, _)| armed <= at) {
+            return;
+        }
+        if let Some((_, old)) = d.timer.take() {
+            d.env.net.cancel(old);
+        }
+        let timer = d.env.after(at.since(d.env.now()), ctx.address(), DistroTick);
+        d.timer = Some((at, timer));
+    }
+
+    /// `DistroDataRequestHandler`: a peer's CHANGE, DELETE or VERIFY, answered here; and the
+    /// answers and notices for our own sends. True if the packet was Distro's.
+    pub(crate) fn on_distro(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {
+        let Some(d) = self.distro() else { return false };
+        let load_failed = match &p.body {
+            Body::Notice(Notice::SendFailed { msg, .. }) => d.load_failed(*msg).map(|next| (next, true)),
+            Body::Notice(Notice::ChannelClosed { channel, .. }) => {
+                let id = d.load_waiting.as_ref().filter(|(_, _, c)| *c == Some(*channel)).map(|(id, _, _)| *id);
+                id.and_then(|id| d.load_failed(id)).map(|next| (next, false))
+            }
+            _ => None,
+        };
+        if let Some((next, consumed)) = load_failed {
+            self.after_load(next, ctx);
+            if consumed {
+                return true;
+            }
+        }
+        let Some(d) = self.distro() else { return false };
+        if d.on_packet(p) {
+            self.arm_distro(ctx);
+            return true;
+        }
+        let now = d.env.now();
+        let (answer, changes) = match &p.body {
+            Body::Nacos(NacosMsg::DistroData { from, conn, data }) => {
+                let mut core = d.core.borrow_mut();
+                let changes = match data {
+                    Some(data) => core.apply_conn_sync(now, from, conn, data),
+                    None => core.apply_conn_delete(conn),
+                };
+                (Answer::Ok, changes)
+            }
+            Body::Nacos(NacosMsg::DistroSnapshot { .. }) => {
+                let clients = Arc::new(d.core.borrow().conn_snapshot());
+                d.env.send_on(p.channel, Body::Nacos(NacosMsg::DistroSnapshotData { reply_to: p.id, clients }));
+                return true;
+            }
+            Body::Nacos(NacosMsg::DistroSnapshotData { reply_to, clients }) => {
+                if d.load_waiting.as_ref().is_none_or(|(w, _, _)| w != reply_to) {
+                    return true; // an answer after its timeout: the task moved on
+                }
+                let (_, peer, _) = d.load_waiting.take().expect("checked");
+                let mut core = d.core.borrow_mut();
+                let changes: Vec<_> =
+                    clients.iter().flat_map(|(conn, data)| core.apply_conn_sync(now, &peer, conn, data)).collect();
+                drop(core);
+                d.loaded = true;
+                d.env.record(NacosNote::DistroLoaded { from: peer, clients: clients.len() });
+                if !changes.is_empty() {
+                    self.changed(changes, ctx);
+                }
+                return true;
+            }
+            Body::Nacos(NacosMsg::DistroVerify { conn, revision, .. }) => {
+                if d.core.borrow_mut().verify_conn(now, conn, *revision) {
+                    (Answer::Ok, Vec::new())
+                } else {
+                    (Answer::Error { status: 500, message: Arc::from(VERIFY_REFUSED) }, Vec::new())
+                }
+            }
+            _ => return false,
+        };
+        d.env.send_on(p.channel, Body::Nacos(NacosMsg::Reply { reply_to: p.id, answer }));
+        if !changes.is_empty() {
+            self.changed(changes, ctx);
+        }
+        true
+    }
+}
+
+impl NacosServer {
+    /// Arms what follows a load step: the request's timeout, or the next round.
+    fn after_load(&mut self, next: Result<(MsgId, SimDuration), SimDuration>, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        match next {
+            Ok((id, timeout)) => d.env.after(timeout, ctx.address(), LoadTimeout(id)),
+            Err(delay) => d.env.after(delay, ctx.address(), LoadTick),
+        };
+    }
+}
+
+/// `DistroLoadDataTask#run`: one round over the other members (at start-up, then every 30 s
+/// until a snapshot is loaded).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LoadTick;
+
+impl Handler<LoadTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: LoadTick, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        // `DistroLoadDataTask#load` waits while `allMembersWithoutSelf` is empty: a member alone
+        // in its cluster.conf never finishes loading (and has nobody to verify with).
+        if d.loaded || d.nodes.is_empty() {
+            return;
+        }
+        d.load_queue = d.nodes.keys().cloned().collect();
+        let next = d.load_next();
+        self.after_load(next, ctx);
+    }
+}
+
+/// A SNAPSHOT request's 30 s (`loadDataTimeoutMillis`) passed unanswered: the next member.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct LoadTimeout(MsgId);
+
+impl Handler<LoadTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, LoadTimeout(id): LoadTimeout, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        if let Some(next) = d.load_failed(id) {
+            self.after_load(next, ctx);
+        }
+    }
+}
+
+/// The delay engine's `ProcessRunnable`, at a tick where a task is ripe.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct DistroTick;
+
+impl Handler<DistroTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: DistroTick, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        d.timer = None;
+        let now = d.env.now();
+        for (target, conn, op) in d.tasks.take_due(now) {
+            if let Some((id, timeout)) = d.send_sync(target, conn, op) {
+                d.env.after(timeout, ctx.address(), DistroTimeout(id));
+            }
+        }
+        self.arm_distro(ctx);
+    }
+}
+
+/// `DistroVerifyTimedTask` and the copies' `ExpiredClientCleaner`, both every 5 s from start.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct VerifyTick;
+
+impl Handler<VerifyTick> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, _: VerifyTick, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        let now = d.env.now();
+        let expired = d.core.borrow_mut().expire_copies(now);
+        let mut changes = Vec::new();
+        for (conn, idle, c) in expired {
+            d.env.record(NacosNote::DistroCopyExpired { conn, idle: SimDuration::from_millis(idle) });
+            changes.extend(c);
+        }
+        for (id, timeout) in d.verify() {
+            d.env.after(timeout, ctx.address(), DistroTimeout(id));
+        }
+        d.env.after(VERIFY_INTERVAL, ctx.address(), VerifyTick);
+        if !changes.is_empty() {
+            self.changed(changes, ctx);
+        }
+    }
+}
+
+/// A sync's or verify's `getTimeout` passed unanswered.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct DistroTimeout(MsgId);
+
+impl Handler<DistroTimeout> for NacosServer {
+    type Result = ();
+    fn handle(&mut self, DistroTimeout(id): DistroTimeout, ctx: &mut Context<Self>) {
+        let Some(d) = self.distro() else { return };
+        d.ended(id, false, "no answer within the timeout");
+        self.arm_distro(ctx);
+    }
+}

@@ -1,0 +1,65 @@
+//! How the Distro trace events read: in the timeline (`line`) and in `explain` (`story`), each
+//! naming the Java that acts.
+
+use crate::nacos::notes::NacosNote;
+
+/// Why a sync to a member this one does not see `UP` fails without being sent
+/// (`DistroClientTransportAgent#checkTargetServerStatusUnhealthy`).
+pub const NOT_UP: &str = "target not UP in this member's view";
+
+pub(crate) fn line(n: &NacosNote) -> String {
+    match n {
+        NacosNote::DistroSyncFailed { target, conn, op, why } => {
+            format!("Distro {} of {conn} to {target} failed ({why}): again in 3s (DistroProtocol)", op.word())
+        }
+        NacosNote::DistroVerifyFailed { target, conn } => {
+            format!("Distro verify of {conn} failed on {target}: CHANGE to {target} now (DistroProtocol#syncToTarget)")
+        }
+        NacosNote::DistroCopyExpired { conn, idle } => {
+            format!("Distro copy {conn} not verified for {idle}: removed (ConnectionBasedClient#isExpire)")
+        }
+        NacosNote::DistroLoaded { from, clients } => {
+            format!("Distro snapshot from {from} loaded: {clients} clients copied (DistroLoadDataTask)")
+        }
+        NacosNote::DistroLoadFailed { retry_in } => {
+            format!("Distro snapshot: no peer answered; next try in {retry_in} (DistroLoadDataTask)")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// What `explain` says of a Distro event.
+pub(crate) fn story(n: &NacosNote) -> String {
+    match n {
+        NacosNote::DistroSyncFailed { target, conn, op, why } => format!(
+            "DistroSync{}Task for {conn} to {target}: DistroClientTransportAgent#syncData failed ({why}) — a target \
+             not UP in this member's view fails at once (checkTargetServerStatusUnhealthy), a silent one after the \
+             3 s sync timeout → handleFailedTask: the DistroDelayTask is queued again with syncRetryDelayMillis \
+             (3 s), for as long as {target} is a member",
+            if op.word() == "CHANGE" { "Change" } else { "Delete" }
+        ),
+        NacosNote::DistroVerifyFailed { target, conn } => format!(
+            "DistroVerifyTimedTask (every 5 s): {target} answered the verify of {conn} with a failure \
+             (ConnectionBasedClientManager#verifyClient: no copy, or another revision) → ClientVerifyFailedEvent \
+             → DistroClientDataProcessor#syncToVerifyFailedServer: a CHANGE to {target} alone, delay 0"
+        ),
+        NacosNote::DistroCopyExpired { conn, idle } => format!(
+            "ConnectionBasedClientManager.ExpiredClientCleaner (every 5 s): the copy of {conn} is not native and \
+             was last renewed by its owner's verify {idle} ago, more than clientExpiredTime (3 min, \
+             nacos.naming.client.expired.time) → clientDisconnected: the copy and its instances go"
+        ),
+        NacosNote::DistroLoaded { from, clients } => format!(
+            "DistroLoadDataTask (submitted at start-up): loadAllDataSnapshotFromRemote asks the other members in \
+             address order, skipping those not UP, each with a 30 s timeout; {from} answered the SNAPSHOT \
+             (getDatumSnapshot: all its connection clients, its own and its copies) → processSnapshot: {clients} \
+             copies made here (isNative false, lastRenewTime now) → finishInitial: this member's verify task may \
+             run from now on"
+        ),
+        NacosNote::DistroLoadFailed { retry_in } => format!(
+            "DistroLoadDataTask: no member gave a snapshot (each was not UP, or did not answer within 30 s) → \
+             submitLoadDataTask again in {retry_in} (loadDataRetryDelayMillis); until then this member sends no \
+             verify (isFinishInitial false)"
+        ),
+        other => other.to_string(),
+    }
+}
