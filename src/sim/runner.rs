@@ -7,6 +7,7 @@
 
 use crate::actors::director::Director;
 use crate::actors::network::{Net, NetworkActor};
+use crate::rocketmq::tap::InputTap;
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::expect::{Expectation, Verdict};
@@ -20,6 +21,7 @@ use crate::sim::scenario::Scenario;
 use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
 use actix::prelude::*;
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,6 +50,8 @@ pub struct RunOptions {
     /// `check --timeout` ends a scenario that runs too long in wall time. The run never reads
     /// the wall clock itself.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Receives every name server's inputs (conformance runs replay them on a real server).
+    pub tap: Option<Box<dyn InputTap>>,
 }
 
 impl Default for RunOptions {
@@ -60,6 +64,7 @@ impl Default for RunOptions {
             mutation: None,
             max_events: DEFAULT_MAX_EVENTS,
             stop: None,
+            tap: None,
         }
     }
 }
@@ -157,6 +162,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
             obs = obs.with_narrator(narrator);
         }
         obs.progress = opts.progress.map(Rc::from);
+        obs.tap = opts.tap.map(|t| Rc::new(RefCell::new(t)));
         obs.end = end;
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
