@@ -251,4 +251,42 @@ topics = ["Orders"]
         assert_eq!(report.budget_exceeded, None);
         assert!(report.all_held());
     }
+
+    /// Keeps what a tap is handed, as (time, name server, kind).
+    struct Kept(Rc<RefCell<Vec<(SimTime, String, &'static str)>>>);
+
+    impl InputTap for Kept {
+        fn input(&mut self, t: SimTime, namesrv: &str, input: crate::rocketmq::tap::Input) {
+            use crate::rocketmq::tap::Input;
+            let kind = match input {
+                Input::Register { .. } => "register",
+                Input::ChannelClosed { .. } => "closed",
+                Input::Process(crate::sim::network::ProcState::Down) => "down",
+                Input::Process(_) => "process",
+                _ => "other",
+            };
+            self.0.borrow_mut().push((t, namesrv.to_string(), kind));
+        }
+    }
+
+    #[test]
+    fn a_tap_sees_each_registration_and_the_crash_as_the_name_server_does() {
+        // a0 registers at start and every 30 s; killed at 45 s, its FIN reaches ns1 1 ms later.
+        let source = POLLING.replace("duration = \"10m\"", "duration = \"1m\"")
+            + "\n[[fault]]\nname = \"kill\"\nat = \"45s\"\ncrash = \"a0\"\n";
+        let s = crate::sim::scenario::parse(Path::new("t.toml"), &source).expect("valid");
+        let kept = Rc::new(RefCell::new(Vec::new()));
+        let report = run(&s, RunOptions { tap: Some(Box::new(Kept(kept.clone()))), ..Default::default() });
+        let without = run(&s, RunOptions::default());
+        assert_eq!(report.digest, without.digest, "a tap changes nothing in the run");
+        let kept = kept.borrow();
+        let at_ns1: Vec<_> = kept.iter().filter(|(_, n, _)| n == "ns1").map(|(t, _, k)| (t.millis(), *k)).collect();
+        // Every process's life comes through (the tap keeps what it wants): here ns1's start
+        // and a0's crash.
+        assert!(kept.iter().any(|(t, n, k)| n == "a0" && *k == "down" && t.millis() == 45_000));
+        assert_eq!(
+            at_ns1,
+            [(0, "process"), (1, "register"), (10_003, "register"), (40_003, "register"), (45_001, "closed")],
+        );
+    }
 }
