@@ -11,6 +11,7 @@ use crate::actors::env::{Env, Stop};
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::notes::{Registration, RmqNote, UnregisterBatch, UnregisterSource};
 use crate::rocketmq::route_table::RouteInfoManager;
+use crate::rocketmq::tap::{AdminInput, Input};
 use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::ids::ChannelId;
@@ -102,6 +103,35 @@ impl RouteTable {
         }
     }
 
+    /// Hands a conformance run's tap what just arrived (nothing without a tap).
+    fn tap(&self, p: &Packet) {
+        let input = || match &p.body {
+            Body::Rmq(RmqMsg::RegisterBroker(req)) => {
+                Some(Input::Register { channel: p.channel, request: req.clone() })
+            }
+            Body::Rmq(RmqMsg::QueryDataVersion(hb)) => Some(Input::Heartbeat {
+                channel: p.channel,
+                cluster: hb.cluster.clone(),
+                addr: hb.addr.clone(),
+                broker_name: hb.broker_name.clone(),
+                broker_id: hb.broker_id,
+                data_version: hb.data_version,
+            }),
+            Body::Rmq(RmqMsg::UnregisterBroker { request }) => {
+                Some(Input::Unregister { channel: p.channel, request: (**request).clone() })
+            }
+            Body::Notice(Notice::ChannelClosed { channel, kind, .. }) => {
+                Some(Input::ChannelClosed { channel: *channel, idle: *kind == CloseKind::Idle })
+            }
+            _ => None,
+        };
+        if self.env.obs.tap.is_some() {
+            if let Some(input) = input() {
+                self.env.obs.tap(self.env.now(), &self.env.label, || input);
+            }
+        }
+    }
+
     fn submit(&self, request: UnregisterRequest, source: UnregisterSource) {
         let broker = request.to_string();
         self.env.record(RmqNote::UnregisterQueued { broker, source, queued: true });
@@ -116,6 +146,7 @@ impl Actor for RouteTable {
 impl Handler<Packet> for RouteTable {
     type Result = ();
     fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
+        self.tap(&p);
         match &p.body {
             Body::Rmq(RmqMsg::RegisterBroker(req)) => self.register(&p, req),
             Body::Rmq(RmqMsg::QueryDataVersion(hb)) => {
@@ -221,6 +252,19 @@ pub enum Admin {
 impl Handler<Admin> for RouteTable {
     type Result = ();
     fn handle(&mut self, msg: Admin, _: &mut Context<Self>) {
+        self.env.obs.tap(self.env.now(), &self.env.label, || {
+            Input::Admin(match &msg {
+                Admin::WipeWritePerm(b) => AdminInput::WipeWritePerm(b.clone()),
+                Admin::AddWritePerm(b) => AdminInput::AddWritePerm(b.clone()),
+                Admin::DeleteTopic { topic, cluster } => {
+                    AdminInput::DeleteTopic { topic: topic.clone(), cluster: cluster.clone() }
+                }
+                Admin::RegisterTopic { topic, queues } => {
+                    AdminInput::RegisterTopic { topic: topic.clone(), queues: queues.clone() }
+                }
+                Admin::Unregister(r) => AdminInput::Unregister(r.clone()),
+            })
+        });
         let note = match msg {
             Admin::WipeWritePerm(broker_name) => {
                 let topics = self.table.borrow_mut().wipe_write_perm_of_broker(&broker_name);

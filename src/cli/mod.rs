@@ -1,10 +1,12 @@
-//! The command line: `routesim run`, `check`, `explore`, `explain`, `lesson`, `sweep`, `completions`.
+//! The command line: `routesim run`, `check`, `explore`, `explain`, `lesson`, `sweep`, `conform`,
+//! `completions`.
 //!
 //! Exit codes are a contract: 0 every expectation held, 1 an expectation failed, 2 the input
 //! was invalid (or could not be read or written). Errors never panic.
 
 mod check;
 mod completions;
+mod conform;
 mod explain;
 mod explore;
 mod explore_merge;
@@ -59,6 +61,12 @@ enum Command {
     /// Run one scenario over many seeds: how often each expectation held, and the distribution
     /// of its convergence time.
     Sweep(sweep::SweepArgs),
+    /// Run a RocketMQ scenario against a real name server, scaled in time, and diff its routes
+    /// with the model's (needs `routesim-conform`, built from `conformance/`).
+    #[command(
+        after_help = "Example:\n  routesim conform scenarios/rocketmq/10-wipe-write-perm.toml --namesrv-bin ~/.cache/routesim/rocketmq-namesrv-1.0.0/bin/rocketmq-namesrv-rust"
+    )]
+    Conform(conform::ConformArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) on stdout.
     #[command(
         after_help = "Example (bash):\n  routesim completions bash > ~/.local/share/bash-completion/completions/routesim"
@@ -82,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::explain(args),
         Command::Lesson(args) => lesson::lesson(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Conform(args) => conform::conform(args),
         Command::Completions(args) => completions::completions::<Cli>(args),
     };
     ExitCode::from(code)

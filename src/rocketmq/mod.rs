@@ -10,5 +10,6 @@ pub mod notes;
 pub mod producer;
 pub mod route_table;
 pub mod send;
+pub mod tap;
 pub mod types;
 pub mod wire;

@@ -1,5 +1,6 @@
 //! The observer: records trace events and lets the expectation checker look after each one.
 
+use crate::rocketmq::tap::{Input, InputTap};
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::invariants::monitor::Monitor;
@@ -26,6 +27,8 @@ pub struct Obs {
     pub progress: Option<Rc<dyn Fn(SimTime)>>,
     /// The scenario's last instant: nothing is written into the trace after it.
     pub end: SimTime,
+    /// Present in conformance runs: every name server's inputs, for replay on a real one.
+    pub tap: Option<Rc<RefCell<Box<dyn InputTap>>>>,
     check_actor: Arc<str>,
 }
 
@@ -39,6 +42,7 @@ impl Obs {
             narrator: None,
             progress: None,
             end: SimTime(u64::MAX),
+            tap: None,
             check_actor: Arc::from("check"),
         }
     }
@@ -100,7 +104,14 @@ impl Obs {
 
     /// Whether anyone listens to arrivals and process changes (they cost a name lookup).
     pub fn watches_network(&self) -> bool {
-        self.monitor.is_some()
+        self.monitor.is_some() || self.tap.is_some()
+    }
+
+    /// A name server's input, for the tap if there is one (see [`InputTap`]).
+    pub fn tap(&self, now: SimTime, namesrv: &str, input: impl FnOnce() -> Input) {
+        if let Some(tap) = &self.tap {
+            tap.borrow_mut().input(now, namesrv, input());
+        }
     }
 
     /// A registration or heartbeat from `from` was delivered to the (naming) server `to`.
@@ -130,6 +141,7 @@ impl Obs {
         if let Some(m) = &self.monitor {
             m.borrow_mut().process(now, name, state);
         }
+        self.tap(now, name, || Input::Process(state));
     }
 
     fn record_violations(&self, t: SimTime, violations: Vec<Violation>) {

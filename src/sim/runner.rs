@@ -7,6 +7,7 @@
 
 use crate::actors::director::Director;
 use crate::actors::network::{Net, NetworkActor};
+use crate::rocketmq::tap::InputTap;
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
 use crate::sim::expect::{Expectation, Verdict};
@@ -20,6 +21,7 @@ use crate::sim::scenario::Scenario;
 use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
 use actix::prelude::*;
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,6 +50,8 @@ pub struct RunOptions {
     /// `check --timeout` ends a scenario that runs too long in wall time. The run never reads
     /// the wall clock itself.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Receives every name server's inputs (conformance runs replay them on a real server).
+    pub tap: Option<Box<dyn InputTap>>,
 }
 
 impl Default for RunOptions {
@@ -60,6 +64,7 @@ impl Default for RunOptions {
             mutation: None,
             max_events: DEFAULT_MAX_EVENTS,
             stop: None,
+            tap: None,
         }
     }
 }
@@ -157,6 +162,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
             obs = obs.with_narrator(narrator);
         }
         obs.progress = opts.progress.map(Rc::from);
+        obs.tap = opts.tap.map(|t| Rc::new(RefCell::new(t)));
         obs.end = end;
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
@@ -244,5 +250,43 @@ topics = ["Orders"]
         let report = run(&s, RunOptions::default());
         assert_eq!(report.budget_exceeded, None);
         assert!(report.all_held());
+    }
+
+    /// Keeps what a tap is handed, as (time, name server, kind).
+    struct Kept(Rc<RefCell<Vec<(SimTime, String, &'static str)>>>);
+
+    impl InputTap for Kept {
+        fn input(&mut self, t: SimTime, namesrv: &str, input: crate::rocketmq::tap::Input) {
+            use crate::rocketmq::tap::Input;
+            let kind = match input {
+                Input::Register { .. } => "register",
+                Input::ChannelClosed { .. } => "closed",
+                Input::Process(crate::sim::network::ProcState::Down) => "down",
+                Input::Process(_) => "process",
+                _ => "other",
+            };
+            self.0.borrow_mut().push((t, namesrv.to_string(), kind));
+        }
+    }
+
+    #[test]
+    fn a_tap_sees_each_registration_and_the_crash_as_the_name_server_does() {
+        // a0 registers at start and every 30 s; killed at 45 s, its FIN reaches ns1 1 ms later.
+        let source = POLLING.replace("duration = \"10m\"", "duration = \"1m\"")
+            + "\n[[fault]]\nname = \"kill\"\nat = \"45s\"\ncrash = \"a0\"\n";
+        let s = crate::sim::scenario::parse(Path::new("t.toml"), &source).expect("valid");
+        let kept = Rc::new(RefCell::new(Vec::new()));
+        let report = run(&s, RunOptions { tap: Some(Box::new(Kept(kept.clone()))), ..Default::default() });
+        let without = run(&s, RunOptions::default());
+        assert_eq!(report.digest, without.digest, "a tap changes nothing in the run");
+        let kept = kept.borrow();
+        let at_ns1: Vec<_> = kept.iter().filter(|(_, n, _)| n == "ns1").map(|(t, _, k)| (t.millis(), *k)).collect();
+        // Every process's life comes through (the tap keeps what it wants): here ns1's start
+        // and a0's crash.
+        assert!(kept.iter().any(|(t, n, k)| n == "a0" && *k == "down" && t.millis() == 45_000));
+        assert_eq!(
+            at_ns1,
+            [(0, "process"), (1, "register"), (10_003, "register"), (40_003, "register"), (45_001, "closed")],
+        );
     }
 }
