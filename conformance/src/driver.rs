@@ -10,7 +10,7 @@
 use crate::conn::Conn;
 use crate::model::Key;
 use crate::requests::{self, Req};
-use crate::route::Route;
+use crate::route::{Route, CLUSTER_INFO};
 use crate::server::Server;
 use crate::wire::response;
 use routesim::rocketmq::tap::{AdminInput, Input};
@@ -205,7 +205,7 @@ pub fn poll(
     out
 }
 
-/// One GET_ROUTEINFO_BY_TOPIC. `None` when the answer did not come in time (a hung server):
+/// One GET_ROUTEINFO_BY_TOPIC, or GET_BROKER_CLUSTER_INFO for [`CLUSTER_INFO`]. `None` when the answer did not come in time (a hung server):
 /// nothing was seen, which is not the same as "down".
 fn ask(conns: &mut BTreeMap<String, Conn>, ns: &str, addr: SocketAddr, topic: &str) -> Option<Route> {
     if !conns.contains_key(ns) {
@@ -215,8 +215,10 @@ fn ask(conns: &mut BTreeMap<String, Conn>, ns: &str, addr: SocketAddr, topic: &s
         };
     }
     let c = conns.get_mut(ns).expect("just inserted");
-    let r = requests::get_route(topic);
+    let cluster = topic == CLUSTER_INFO;
+    let r = if cluster { requests::get_cluster_info() } else { requests::get_route(topic) };
     match c.call(r.code, &r.fields, r.body) {
+        Ok(f) if f.header.code == response::SUCCESS && cluster => Route::cluster_from_json(&f.body).ok(),
         Ok(f) if f.header.code == response::TOPIC_NOT_EXIST => Some(Route::Absent),
         Ok(f) if f.header.code == response::SUCCESS => Route::from_json(&f.body).ok(),
         Ok(_) => None,

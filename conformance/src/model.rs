@@ -2,7 +2,7 @@
 //! keeps every name server's inputs (to replay on the real server) and a narrator that keeps
 //! each polled route every time it changes (to compare with what the real server serves).
 
-use crate::route::Route;
+use crate::route::{Route, CLUSTER_INFO};
 use routesim::rocketmq::tap::{Input, InputTap};
 use routesim::sim::clock::SimTime;
 use routesim::sim::expect::{Expectation, Subject, Verdict, When};
@@ -31,10 +31,12 @@ pub struct ModelRun {
     pub seed: u64,
 }
 
-/// The topics to poll: every topic a broker of the scenario holds, on every name server.
+/// What to poll: every topic a broker of the scenario holds, and the cluster info, on every
+/// name server.
 pub fn keys(s: &Scenario) -> Vec<Key> {
     let mut keys: Vec<Key> = Vec::new();
     for ns in &s.namesrvs {
+        keys.push((ns.name.clone(), CLUSTER_INFO.to_string()));
         for b in &s.brokers {
             for t in &b.topics {
                 let k = (ns.name.clone(), t.topic_name.clone());
@@ -74,6 +76,11 @@ impl Narrator for Routes {
             }
             let route = match world.namesrv(ns) {
                 None => Route::Down,
+                Some(table) if topic == CLUSTER_INFO => {
+                    let table = table.borrow();
+                    let groups = table.broker_addr_table().iter().map(|(n, b)| (n.clone(), b.broker_addrs.clone()));
+                    Route::cluster_from_model(table.cluster_addr_table(), groups)
+                }
                 Some(table) => Route::from_model(table.borrow().pickup_topic_route_data(topic).as_ref()),
             };
             let mut out = self.out.borrow_mut();

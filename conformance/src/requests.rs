@@ -142,6 +142,11 @@ pub fn register_topic(topic: &str, queues: &[QueueData]) -> Req {
     }
 }
 
+/// GET_BROKER_CLUSTER_INFO: no header, no body (`DefaultRequestProcessor#getBrokerClusterInfo`).
+pub fn get_cluster_info() -> Req {
+    Req { code: code::GET_BROKER_CLUSTER_INFO, oneway: false, fields: vec![], body: vec![] }
+}
+
 pub fn get_route(topic: &str) -> Req {
     Req { code: code::GET_ROUTEINFO_BY_TOPIC, oneway: false, fields: vec![("topic", topic.to_string())], body: vec![] }
 }

@@ -21,7 +21,14 @@ pub enum Route {
     Down,
     /// brokerName -> its part.
     Present(BTreeMap<String, Group>),
+    /// The answer to GET_BROKER_CLUSTER_INFO: `cluster/brokerName` -> the group's addresses by
+    /// id, for every name in `clusterAddrTable` (a name without a `brokerAddrTable` entry has
+    /// no addresses; one in no cluster is under `?`).
+    Cluster(BTreeMap<String, BTreeMap<u64, String>>),
 }
+
+/// The pseudo-topic under which a name server's cluster info is polled and compared.
+pub const CLUSTER_INFO: &str = "(cluster info)";
 
 impl Route {
     pub fn from_model(route: Option<&TopicRouteData>) -> Route {
@@ -36,23 +43,34 @@ impl Route {
         Route::Present(groups)
     }
 
+    /// `RouteInfoManager#getAllClusterInfo` of the model's table.
+    pub fn cluster_from_model(
+        clusters: &BTreeMap<String, std::collections::BTreeSet<String>>,
+        groups: impl Iterator<Item = (String, BTreeMap<u64, String>)>,
+    ) -> Route {
+        Route::Cluster(cluster_view(clusters.iter().map(|(c, n)| (c.clone(), n.iter().cloned().collect())), groups))
+    }
+
+    /// The body of a GET_BROKER_CLUSTER_INFO answer (`ClusterInfo`: `brokerAddrTable`,
+    /// `clusterAddrTable`), with fastjson's bare numeric keys read as in [`Route::from_json`].
+    pub fn cluster_from_json(body: &[u8]) -> Result<Route, String> {
+        let v = parse(body)?;
+        let clusters = v["clusterAddrTable"].as_object().into_iter().flatten().map(|(c, names)| {
+            let names = names.as_array().into_iter().flatten().filter_map(|n| Some(n.as_str()?.to_string()));
+            (c.clone(), names.collect())
+        });
+        let groups = v["brokerAddrTable"].as_object().into_iter().flatten().map(|(name, b)| (name.clone(), addrs(b)));
+        Ok(Route::Cluster(cluster_view(clusters, groups)))
+    }
+
     /// The body of a SUCCESS answer. Java's fastjson writes `brokerAddrs` with bare numeric
     /// keys (`{0:"10.0.0.1:10911"}`), which is not JSON; both spellings are read.
     pub fn from_json(body: &[u8]) -> Result<Route, String> {
-        let text = String::from_utf8_lossy(body);
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .or_else(|_| serde_json::from_str(&quote_numeric_keys(&text)))
-            .map_err(|e| format!("route answer is not JSON: {e}"))?;
+        let v = parse(body)?;
         let mut groups: BTreeMap<String, Group> = BTreeMap::new();
         for b in v["brokerDatas"].as_array().into_iter().flatten() {
             let name = b["brokerName"].as_str().unwrap_or_default().to_string();
-            let addrs = b["brokerAddrs"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter_map(|(id, a)| Some((id.parse().ok()?, a.as_str()?.to_string())))
-                .collect();
-            groups.entry(name).or_default().0 = addrs;
+            groups.entry(name).or_default().0 = addrs(b);
         }
         for q in v["queueDatas"].as_array().into_iter().flatten() {
             let name = q["brokerName"].as_str().unwrap_or_default().to_string();
@@ -61,6 +79,40 @@ impl Route {
         }
         Ok(Route::Present(groups))
     }
+}
+
+fn parse(body: &[u8]) -> Result<serde_json::Value, String> {
+    let text = String::from_utf8_lossy(body);
+    serde_json::from_str(&text)
+        .or_else(|_| serde_json::from_str(&quote_numeric_keys(&text)))
+        .map_err(|e| format!("answer is not JSON: {e}"))
+}
+
+/// A `BrokerData`'s `brokerAddrs`, by id.
+fn addrs(b: &serde_json::Value) -> BTreeMap<u64, String> {
+    let addrs = b["brokerAddrs"].as_object().into_iter().flatten();
+    addrs.filter_map(|(id, a)| Some((id.parse().ok()?, a.as_str()?.to_string()))).collect()
+}
+
+/// Both sides' cluster info in one shape: `cluster/name` for each name a cluster lists, with
+/// that group's addresses (none if `brokerAddrTable` lacks it); `?/name` for a group no cluster
+/// lists.
+fn cluster_view(
+    clusters: impl Iterator<Item = (String, Vec<String>)>,
+    groups: impl Iterator<Item = (String, BTreeMap<u64, String>)>,
+) -> BTreeMap<String, BTreeMap<u64, String>> {
+    let mut groups: BTreeMap<String, BTreeMap<u64, String>> = groups.collect();
+    let mut out = BTreeMap::new();
+    for (cluster, names) in clusters {
+        for name in names {
+            let addrs = groups.get(&name).cloned().unwrap_or_default();
+            out.insert(format!("{cluster}/{name}"), addrs);
+        }
+    }
+    let listed: Vec<String> = out.keys().filter_map(|k| k.split_once('/').map(|(_, n)| n.to_string())).collect();
+    groups.retain(|name, _| !listed.contains(name));
+    out.extend(groups.into_iter().map(|(name, addrs)| (format!("?/{name}"), addrs)));
+    out
 }
 
 /// `{0:"a"}` → `{"0":"a"}`: quotes a run of digits that follows `{` or `,` and precedes `:`.
@@ -116,6 +168,17 @@ impl fmt::Display for Route {
                     .collect();
                 write!(f, "{}", parts.join("; "))
             }
+            Route::Cluster(groups) if groups.is_empty() => write!(f, "no clusters"),
+            Route::Cluster(groups) => {
+                let parts: Vec<String> = groups
+                    .iter()
+                    .map(|(name, addrs)| {
+                        let ids: Vec<String> = addrs.keys().map(u64::to_string).collect();
+                        format!("{name}[{}]", ids.join(","))
+                    })
+                    .collect();
+                write!(f, "{}", parts.join("; "))
+            }
         }
     }
 }
@@ -130,5 +193,22 @@ mod tests {
         let json = br#"{"brokerDatas":[{"brokerName":"a","brokerAddrs":{"0":"10.0.0.1:10911"}}],"queueDatas":[{"brokerName":"a","readQueueNums":4,"writeQueueNums":4,"perm":6}]}"#;
         assert_eq!(Route::from_json(java).unwrap(), Route::from_json(json).unwrap());
         assert_eq!(Route::from_json(json).unwrap().to_string(), "a[0] 4r/4w rw");
+    }
+
+    #[test]
+    fn cluster_info_lists_each_group_under_its_cluster_and_strays_under_a_question_mark() {
+        let java = br#"{"brokerAddrTable":{"a":{"cluster":"c1","brokerName":"a","brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"}},"s":{"cluster":"c1","brokerName":"s","brokerAddrs":{}}},"clusterAddrTable":{"c1":["a","b"]}}"#;
+        let r = Route::cluster_from_json(java).unwrap();
+        assert_eq!(r.to_string(), "?/s[]; c1/a[0,1]; c1/b[]");
+        let clusters = BTreeMap::from([("c1".to_string(), ["a", "b"].iter().map(|s| s.to_string()).collect())]);
+        let groups = [
+            ("a".to_string(), BTreeMap::from([(0, "10.0.0.1:10911".to_string()), (1, "10.0.0.2:10911".to_string())])),
+            ("s".to_string(), BTreeMap::new()),
+        ];
+        assert_eq!(Route::cluster_from_model(&clusters, groups.into_iter()), r);
+        assert_eq!(
+            Route::cluster_from_json(br#"{"brokerAddrTable":{},"clusterAddrTable":{}}"#).unwrap().to_string(),
+            "no clusters"
+        );
     }
 }

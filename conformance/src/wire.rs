@@ -21,6 +21,7 @@ pub mod code {
     pub const REGISTER_BROKER: i32 = 103;
     pub const UNREGISTER_BROKER: i32 = 104;
     pub const GET_ROUTEINFO_BY_TOPIC: i32 = 105;
+    pub const GET_BROKER_CLUSTER_INFO: i32 = 106;
     pub const WIPE_WRITE_PERM_OF_BROKER: i32 = 205;
     pub const DELETE_TOPIC_IN_NAMESRV: i32 = 216;
     pub const REGISTER_TOPIC_IN_NAMESRV: i32 = 217;
