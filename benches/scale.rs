@@ -32,7 +32,7 @@ use routesim::rocketmq::route_table::NamesrvConfig;
 use routesim::rocketmq::types::{TopicConfig, NETTY_IDLE_TIME};
 use routesim::sim::clock::{SimDuration, SimTime};
 use routesim::sim::expect::{Expectation, RouteWant, Subject, When};
-use routesim::sim::runner::{run, RunOptions};
+use routesim::sim::runner::{run, RunOptions, DEFAULT_MAX_EVENTS};
 use routesim::sim::scenario::{
     Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, ProducerSpec, Scenario, Schedule, TimedEvent,
 };
@@ -196,12 +196,15 @@ fn with_producers(mut s: Scenario) -> Scenario {
     s
 }
 
-fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration) {
+fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale: u64, hours: u64) {
     let mut times = Vec::new();
     let mut events = 0;
     for _ in 0..runs {
         let started = Instant::now();
-        let report = run(scenario, RunOptions::default());
+        // The default event budget (50 million) stops a run that loops; the bench's event count
+        // grows with the fleet and the hours (Nacos: 6.9 million per hour at --scale 1).
+        let max_events = DEFAULT_MAX_EVENTS.max(10_000_000 * scale * hours);
+        let report = run(scenario, RunOptions { max_events, ..RunOptions::default() });
         times.push(started.elapsed());
         events = report.events;
         assert!(report.all_held(), "{name}: expectations failed: {:?}", report.verdicts);
@@ -286,17 +289,17 @@ fn main() {
     if wanted("nacos") {
         let s = hours(nacos_scale(100 * args.scale, 100));
         let name = args.label("nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash");
-        measure(&name, &s, args.runs, args.target(5));
+        measure(&name, &s, args.runs, args.target(5), args.scale as u64, args.hours);
     }
     if wanted("rocketmq") {
         let s = hours(rocketmq_scale(500 * args.scale, 100));
         let name = args.label("rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures");
-        measure(&name, &s, args.runs, args.target(2));
+        measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
     }
     if wanted("producers") {
         let s = hours(with_producers(rocketmq_scale(500 * args.scale, 100)));
         let name = args.label("rocketmq+producers: the same, plus 10 producers x 100 msg/s (3.6 million sends)");
-        measure(&name, &s, args.runs, args.target(6));
+        measure(&name, &s, args.runs, args.target(6), args.scale as u64, args.hours);
     }
     println!("peak RSS of this process: {:.1} MB", peak_rss_mb());
 }
