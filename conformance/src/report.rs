@@ -113,7 +113,18 @@ fn print_diff(
         let real: Vec<_> = samples.get(key).into_iter().flatten().filter(|(t, _)| *t >= started).cloned().collect();
         let real = real.as_slice();
         let grid = SimDuration::from_millis(grid_ms * scale);
-        println!("\n{} {}: {} model changes, {} real samples", key.0, key.1, steps.len().saturating_sub(1), real.len());
+        // A poll that timed out (200 ms real) records nothing: a long gap is time in which the
+        // real server was not observed, and agreement there is vacuous. Said, not judged.
+        let times = std::iter::once(started).chain(real.iter().map(|(t, _)| *t)).chain(std::iter::once(end));
+        let gap = times.clone().zip(times.skip(1)).map(|(a, b)| b.millis().saturating_sub(a.millis())).max();
+        println!(
+            "\n{} {}: {} model changes, {} real samples, longest gap {}",
+            key.0,
+            key.1,
+            steps.len().saturating_sub(1),
+            real.len(),
+            SimDuration::from_millis(gap.unwrap_or(0))
+        );
         for (i, c) in changes(steps, real, tol, end).into_iter().enumerate() {
             let lasted = steps.get(i + 2).map_or(end, |(t, _)| *t).millis() - c.at.millis();
             match c.lag_ms {
