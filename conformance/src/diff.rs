@@ -8,33 +8,53 @@
 
 use crate::route::Route;
 use routesim::sim::clock::{SimDuration, SimTime};
+use std::collections::BTreeMap;
 
 /// The model's route at `t`.
 fn at(model: &[(SimTime, Route)], t: SimTime) -> Option<&Route> {
     model.iter().take_while(|(s, _)| *s <= t).last().map(|(_, r)| r)
 }
 
-/// Whether the real route `r` could be the model's at `t`: each broker group's part of it (its
-/// addresses and queues, or its absence) was shown by the model within `tol` of `t`. Groups
-/// are taken one by one because brokers register on separate connections, which the server
-/// serves concurrently: two registrations the model applies in one instant may land in either
-/// order, and the mixed state in between is no disagreement.
+/// Whether the real route `r` could be the model's at `t`: each of its parts — every broker
+/// address (group, id) and every group's queues — was shown the same way (present with that
+/// value, or absent) by the model within `tol` of `t`. Parts are judged one by one because
+/// brokers register on separate connections, which the server serves concurrently: two
+/// registrations the model applies in one instant (a master and its slave, or two groups) can
+/// land in either order, and the mixed state in between is no disagreement.
 fn agrees(model: &[(SimTime, Route)], r: &Route, t: SimTime, tol: SimDuration) -> bool {
     let seen = around(model, t, tol);
     if seen.contains(&r) {
         return true;
     }
-    let groups = |x: &Route| match x {
-        Route::Present(g) => Some(g.clone()),
-        Route::Cluster(g) => Some(g.iter().map(|(k, a)| (k.clone(), (a.clone(), None))).collect()),
-        Route::Absent => Some(Default::default()),
-        Route::Down => None,
+    let Some(real) = parts(r) else { return false };
+    let shown: Vec<_> = seen.iter().filter_map(|m| parts(m)).collect();
+    let mut keys: Vec<&String> = real.keys().collect();
+    keys.extend(shown.iter().flat_map(|p| p.keys()));
+    keys.iter().all(|k| shown.iter().any(|p| p.get(*k) == real.get(*k)))
+}
+
+/// One group: its name, its addresses by id, its queues if the route has them.
+type GroupParts<'a> = (&'a String, &'a BTreeMap<u64, String>, Option<(u32, u32, u32)>);
+
+/// A route as its parts: `group#id` -> address and `group queues` -> the queue numbers and perm;
+/// a part that is absent is not in the map. `None` for a name server that did not answer.
+fn parts(r: &Route) -> Option<BTreeMap<String, String>> {
+    let groups: Vec<GroupParts> = match r {
+        Route::Present(g) => g.iter().map(|(n, (a, q))| (n, a, *q)).collect(),
+        Route::Cluster(g) => g.iter().map(|(n, a)| (n, a, None)).collect(),
+        Route::Absent => Vec::new(),
+        Route::Down => return None,
     };
-    let Some(real) = groups(r) else { return false };
-    let shown: Vec<_> = seen.iter().filter_map(|m| groups(m)).collect();
-    let mut names: Vec<&String> = real.keys().collect();
-    names.extend(shown.iter().flat_map(|g| g.keys()));
-    names.iter().all(|n| shown.iter().any(|g| g.get(*n) == real.get(*n)))
+    let mut out = BTreeMap::new();
+    for (name, addrs, queues) in groups {
+        out.extend(addrs.iter().map(|(id, a)| (format!("{name}#{id}"), a.clone())));
+        if let Some(q) = queues {
+            out.insert(format!("{name} queues"), format!("{q:?}"));
+        }
+        // A group listed with no addresses (cluster info) is still a fact to compare.
+        out.entry(format!("{name} listed")).or_insert_with(String::new);
+    }
+    Some(out)
 }
 
 /// Every route the model showed in `[t - tol, t + tol]`.
@@ -117,6 +137,33 @@ mod tests {
         let tol = SimDuration::from_millis(7_500);
         assert!(disagreements(&model, &real, tol).is_empty());
         assert_eq!(changes(&model, &real, tol, SimTime(200_000))[0].lag_ms, Some(4_000));
+    }
+
+    #[test]
+    fn a_slave_applied_before_its_master_is_no_disagreement() {
+        // The model applies master and slave in one instant; the real server, serving two
+        // connections at once, may apply the slave's registration first.
+        let both = Route::Present(BTreeMap::from([(
+            "a".to_string(),
+            (BTreeMap::from([(0, "m:1".to_string()), (1, "s:1".to_string())]), Some((4, 4, 6))),
+        )]));
+        let slave_only = Route::Present(BTreeMap::from([(
+            "a".to_string(),
+            (BTreeMap::from([(1, "s:1".to_string())]), Some((4, 4, 6))),
+        )]));
+        let model = vec![(SimTime(0), Route::Absent), (SimTime(3), both.clone())];
+        let real = vec![(SimTime(50), slave_only), (SimTime(600), both)];
+        assert!(disagreements(&model, &real, SimDuration::from_millis(5_000)).is_empty());
+        // But a slave alone long after the model stopped showing the master absent disagrees.
+        let model = vec![(SimTime(0), Route::Absent), (SimTime(3), model[1].1.clone())];
+        let late = vec![(
+            SimTime(9_000),
+            Route::Present(BTreeMap::from([(
+                "a".to_string(),
+                (BTreeMap::from([(1, "s:1".to_string())]), Some((4, 4, 6))),
+            )])),
+        )];
+        assert_eq!(disagreements(&model, &late, SimDuration::from_millis(5_000)).len(), 1);
     }
 
     #[test]

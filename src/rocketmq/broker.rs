@@ -107,7 +107,8 @@ pub fn system_topics(config: &BrokerConfig) -> Vec<TopicConfig> {
 
 pub struct BrokerCore {
     pub config: BrokerConfig,
-    topics: BTreeMap<String, TopicConfig>,
+    /// Copied on write (`Arc::make_mut`) by a topic change: the wrapper shares it otherwise.
+    topics: Arc<BTreeMap<String, TopicConfig>>,
     data_version: DataVersion,
     /// The last full wrapper, shared by every name server's request until the topics change.
     wrapper: Arc<TopicConfigWrapper>,
@@ -119,7 +120,8 @@ impl BrokerCore {
     /// restarted broker registers with the version it had, not a new one.
     pub fn new(config: BrokerConfig, topics: Vec<TopicConfig>, now: SimTime, stored: Option<DataVersion>) -> Self {
         let builtin = if config.system_topics { system_topics(&config) } else { Vec::new() };
-        let topics: BTreeMap<_, _> = builtin.into_iter().chain(topics).map(|t| (t.topic_name.clone(), t)).collect();
+        let topics: Arc<BTreeMap<_, _>> =
+            Arc::new(builtin.into_iter().chain(topics).map(|t| (t.topic_name.clone(), t)).collect());
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
         BrokerCore { config, topics, data_version, wrapper }
@@ -133,19 +135,23 @@ impl BrokerCore {
         &self.topics
     }
 
-    /// `registerBrokerAll`: every topic, perms narrowed by `brokerPermission` when it is not rw.
-    fn wrap(config: &BrokerConfig, topics: &BTreeMap<String, TopicConfig>, dv: DataVersion) -> Arc<TopicConfigWrapper> {
-        let narrow = config.permission != perm::READ_WRITE;
-        let topic_config_table = topics
-            .iter()
-            .map(|(name, t)| {
+    /// `registerBrokerAll`: every topic, perms narrowed by `brokerPermission` when it is not rw
+    /// (then, and only then, a table of its own).
+    fn wrap(
+        config: &BrokerConfig,
+        topics: &Arc<BTreeMap<String, TopicConfig>>,
+        dv: DataVersion,
+    ) -> Arc<TopicConfigWrapper> {
+        let topic_config_table = if config.permission == perm::READ_WRITE {
+            Arc::clone(topics)
+        } else {
+            let narrowed = topics.iter().map(|(name, t)| {
                 let mut t = t.clone();
-                if narrow {
-                    t.perm &= config.permission;
-                }
+                t.perm &= config.permission;
                 (name.clone(), t)
-            })
-            .collect();
+            });
+            Arc::new(narrowed.collect())
+        };
         Arc::new(TopicConfigWrapper { topic_config_table, data_version: dv })
     }
 
@@ -184,7 +190,7 @@ impl BrokerCore {
     pub fn incremental_registration(&self, changed: &[String]) -> RegisterBrokerRequest {
         let full = &self.wrapper.topic_config_table;
         let topic_config_table =
-            changed.iter().filter_map(|name| full.get(name).map(|t| (name.clone(), t.clone()))).collect();
+            Arc::new(changed.iter().filter_map(|name| full.get(name).map(|t| (name.clone(), t.clone()))).collect());
         let wrapper = TopicConfigWrapper { topic_config_table, data_version: self.data_version };
         self.request(Arc::new(wrapper))
     }
@@ -196,11 +202,11 @@ impl BrokerCore {
         let changed = match change {
             TopicChange::Upsert(t) => {
                 let name = t.topic_name.clone();
-                self.topics.insert(name.clone(), t);
+                Arc::make_mut(&mut self.topics).insert(name.clone(), t);
                 vec![name]
             }
             TopicChange::Delete(name) => {
-                self.topics.remove(&name);
+                Arc::make_mut(&mut self.topics).remove(&name);
                 vec![]
             }
         };

@@ -271,7 +271,11 @@ topics = ["Orders"]
 
     #[test]
     fn a_tap_sees_each_registration_and_the_crash_as_the_name_server_does() {
-        // a0 registers at start and every 30 s; killed at 45 s, its FIN reaches ns1 1 ms later.
+        // a0 registers at start: a new connection (SYN 1 ms, SYN-ACK 1 ms), the request lands at
+        // 3 ms and its answer at 4 ms ends `BrokerController#start`'s first registerBrokerAll;
+        // the periodic task then starts (scheduleAtFixedRate, 10 s initial delay, every 30 s
+        // here): sends at 10.004 and 40.004 s, on the open connection, land 1 ms later. Killed
+        // at 45 s, its FIN reaches ns1 1 ms later.
         let source = POLLING.replace("duration = \"10m\"", "duration = \"1m\"")
             + "\n[[fault]]\nname = \"kill\"\nat = \"45s\"\ncrash = \"a0\"\n";
         let s = crate::sim::scenario::parse(Path::new("t.toml"), &source).expect("valid");
@@ -286,7 +290,7 @@ topics = ["Orders"]
         assert!(kept.iter().any(|(t, n, k)| n == "a0" && *k == "down" && t.millis() == 45_000));
         assert_eq!(
             at_ns1,
-            [(0, "process"), (1, "register"), (10_003, "register"), (40_003, "register"), (45_001, "closed")],
+            [(0, "process"), (3, "register"), (10_005, "register"), (40_005, "register"), (45_001, "closed")],
         );
     }
 }

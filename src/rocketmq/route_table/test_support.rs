@@ -36,7 +36,7 @@ pub fn topic(name: &str) -> TopicConfig {
 }
 
 pub fn body(version: DataVersion, topics: &[&str]) -> Arc<TopicConfigWrapper> {
-    let topic_config_table = topics.iter().map(|n| (n.to_string(), topic(n))).collect();
+    let topic_config_table = Arc::new(topics.iter().map(|n| (n.to_string(), topic(n))).collect());
     Arc::new(TopicConfigWrapper { topic_config_table, data_version: version })
 }
 
