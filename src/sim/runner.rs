@@ -252,8 +252,11 @@ topics = ["Orders"]
         assert!(report.all_held());
     }
 
-    /// Keeps what a tap is handed, as (time, name server, kind).
-    struct Kept(Rc<RefCell<Vec<(SimTime, String, &'static str)>>>);
+    /// What a tap was handed: (time, name server, kind).
+    type Inputs = Vec<(SimTime, String, &'static str)>;
+
+    /// Keeps what a tap is handed.
+    struct Kept(Rc<RefCell<Inputs>>);
 
     impl InputTap for Kept {
         fn input(&mut self, t: SimTime, namesrv: &str, input: crate::rocketmq::tap::Input) {
