@@ -10,7 +10,10 @@
 //! Distro use — so partitions, kills and pauses reach it like any other traffic. A connect still
 //! in progress after 2 s is abandoned (closed: pooled sends never queue behind a connect, so it is
 //! this request's own). A read timeout does not close the connection: in Java it belongs to the
-//! filter's pool alone, and closing the sim's shared one would fail the reports on it.
+//! filter's pool alone, and closing the sim's shared one would fail the reports on it. The other
+//! way round it does happen: a member report's read timeout closes the shared connection, and a
+//! proxied call waiting on it fails then ("connection closed") — where Java's would run to its
+//! own 2 s read timeout.
 
 use crate::actors::env::Env;
 use crate::actors::nacos_server::NacosServer;
@@ -106,6 +109,15 @@ impl DistroFilter {
 }
 
 impl NacosServer {
+    /// Makes this member proxy 1.x requests for instances it is not responsible for.
+    pub fn set_filter(&mut self, filter: DistroFilter) {
+        self.filter = Some(filter);
+    }
+
+    fn filter(&mut self) -> Option<&mut DistroFilter> {
+        self.filter.as_mut()
+    }
+
     /// The filter's part of a packet: a client's request to proxy, a peer's proxied request, the
     /// answers and notices for our own proxied calls. True if the packet was consumed.
     pub(crate) fn on_filter(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {

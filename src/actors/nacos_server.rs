@@ -44,7 +44,7 @@ pub struct NacosServer {
     /// Distro, for a cluster member serving 2.x clients.
     distro: Option<crate::actors::nacos_distro::Distro>,
     /// `DistroFilter`, for a cluster member: 1.x requests for other members' instances.
-    filter: Option<crate::actors::nacos_filter::DistroFilter>,
+    pub(super) filter: Option<crate::actors::nacos_filter::DistroFilter>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -104,15 +104,6 @@ impl NacosServer {
 
     pub(crate) fn distro(&mut self) -> Option<&mut crate::actors::nacos_distro::Distro> {
         self.distro.as_mut()
-    }
-
-    /// Makes this member proxy 1.x requests for instances it is not responsible for.
-    pub fn set_filter(&mut self, filter: crate::actors::nacos_filter::DistroFilter) {
-        self.filter = Some(filter);
-    }
-
-    pub(crate) fn filter(&mut self) -> Option<&mut crate::actors::nacos_filter::DistroFilter> {
-        self.filter.as_mut()
     }
 
     pub(crate) fn membership(&mut self) -> Option<&mut crate::actors::nacos_member::Membership> {
