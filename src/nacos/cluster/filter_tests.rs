@@ -46,3 +46,17 @@ fn the_tag_is_ip_colon_port_and_only_instance_requests_have_one() {
     assert_eq!(tag_of(&NacosMsg::Deregister(Arc::new(dereg))).as_deref(), Some("10.1.0.1:8081"));
     assert_eq!(tag_of(&NacosMsg::PushAck { ack: 1 }), None);
 }
+
+#[test]
+fn a_failed_proxy_answers_500_with_the_exceptions_text_and_relays_an_http_error_as_it_is() {
+    use super::filter::failure_answer;
+    use crate::nacos::http::Failure;
+    // `HttpClient#request` catches what the Apache client throws: `RestResult(500, e.toString())`.
+    let (status, message) = failure_answer(&Failure::ReadTimeout);
+    assert_eq!((status, &*message), (500, "java.net.SocketTimeoutException: Read timed out"));
+    assert_eq!(failure_answer(&Failure::Refused).0, 500);
+    assert_eq!(failure_answer(&Failure::ConnectTimeout).0, 500);
+    assert_eq!(failure_answer(&Failure::Closed).0, 500);
+    let http = Failure::Http { status: 503, message: Arc::from("server is DOWN now") };
+    assert_eq!(failure_answer(&http), (503, Arc::from("server is DOWN now")));
+}
