@@ -30,6 +30,7 @@ pub mod director;
 pub mod env;
 pub mod nacos_app;
 pub mod nacos_distro;
+pub mod nacos_filter;
 pub mod nacos_grpc_client;
 pub mod nacos_grpc_server;
 pub mod nacos_health;

@@ -32,8 +32,12 @@
 //! connection, also fails a Distro request waiting on it — up to 3 s before the request's own
 //! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
 //!
-//! Not modelled yet: Distro for 1.x HTTP (`IpPortBasedClient`) clients — their responsibility,
-//! the `DistroFilter` forward and the copies' beat-check hand-over.
+//! 1.x HTTP clients: their requests reach the responsible member through the `DistroFilter`
+//! forward (`actors::nacos_filter`), so each `IpPortBasedClient` lives on the member its receiver
+//! maps it to. Not modelled yet: syncing those clients (`DistroClientDataProcessor` for
+//! `IpPortBasedClient`s, copies on the other members, their verify and the beat-check hand-over
+//! when responsibility moves) — a member that stops being responsible keeps its client until its
+//! own beat check expires it.
 
 use crate::actors::env::Env;
 use crate::actors::nacos_server::NacosServer;

@@ -43,6 +43,8 @@ pub struct NacosServer {
     grpc: Option<crate::actors::nacos_grpc_server::GrpcConnections>,
     /// Distro, for a cluster member serving 2.x clients.
     distro: Option<crate::actors::nacos_distro::Distro>,
+    /// `DistroFilter`, for a cluster member: 1.x requests for other members' instances.
+    pub(super) filter: Option<crate::actors::nacos_filter::DistroFilter>,
 }
 
 /// A push waiting for its ack (`AckEntry`).
@@ -76,6 +78,7 @@ impl NacosServer {
             member: None,
             grpc: None,
             distro: None,
+            filter: None,
         }
     }
 
@@ -219,6 +222,9 @@ impl Actor for NacosServer {
 impl Handler<Packet> for NacosServer {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+        if self.on_filter(&p, ctx) {
+            return;
+        }
         if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
             return;
         }
@@ -286,7 +292,8 @@ impl Handler<Packet> for NacosServer {
             | NacosMsg::DistroData { .. }
             | NacosMsg::DistroVerify { .. }
             | NacosMsg::DistroSnapshot { .. }
-            | NacosMsg::DistroSnapshotData { .. } => return,
+            | NacosMsg::DistroSnapshotData { .. }
+            | NacosMsg::Proxied { .. } => return,
         };
         if !changes.is_empty() {
             self.changed(changes, ctx);

@@ -194,6 +194,21 @@ pub enum NacosNote {
         conn: Arc<str>,
         idle: SimDuration,
     },
+    /// `DistroFilter#doFilter`: a client's `api` request for the instance `client` (its `ip:port`
+    /// tag) is another member's in this member's view: proxied to `target`.
+    DistroForwarded {
+        api: &'static str,
+        client: Arc<str>,
+        target: Arc<str>,
+    },
+    /// The proxied call to `target` failed (`HttpClient#request` caught it): the client is
+    /// answered 500 with the exception's text, and its `reqApi` moves on.
+    DistroForwardFailed {
+        api: &'static str,
+        client: Arc<str>,
+        target: Arc<str>,
+        failure: Failure,
+    },
 
     // ---- 2.x gRPC client and the server's connections (words in `notes_grpc.rs`) ----
     /// `RpcClient`: connected to `server` (`conn` is the id its `ServerCheckResponse` gave);
@@ -354,6 +369,8 @@ impl NacosNote {
             // A retry that fails at once because the target is still not UP: the first failure,
             // on the wire, is the news; its 3 s repeats are Java's warn log lines.
             NacosNote::DistroSyncFailed { why, .. } => why.starts_with(crate::nacos::notes_distro::NOT_UP),
+            // A beat proxied to its owner is a beat: the owner's answer tells what came of it.
+            NacosNote::DistroForwarded { api, .. } => *api == crate::nacos::wire::API_BEAT,
             _ => false,
         }
     }
@@ -498,7 +515,9 @@ impl fmt::Display for NacosNote {
             | DistroVerifyFailed { .. }
             | DistroCopyExpired { .. }
             | DistroLoaded { .. }
-            | DistroLoadFailed { .. } => f.write_str(&super::notes_distro::line(self)),
+            | DistroLoadFailed { .. }
+            | DistroForwarded { .. }
+            | DistroForwardFailed { .. } => f.write_str(&super::notes_distro::line(self)),
             GrpcConnected { .. }
             | GrpcConnectFailed { .. }
             | GrpcHealthOk { .. }

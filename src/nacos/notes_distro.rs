@@ -24,6 +24,14 @@ pub(crate) fn line(n: &NacosNote) -> String {
         NacosNote::DistroLoadFailed { retry_in } => {
             format!("Distro snapshot: no peer answered; next try in {retry_in} (DistroLoadDataTask)")
         }
+        NacosNote::DistroForwarded { api, client, target } => {
+            format!(
+                "DistroFilter: {api} for {client} proxied to {target}, its responsible member (DistroFilter#doFilter)"
+            )
+        }
+        NacosNote::DistroForwardFailed { api, client, target, failure } => {
+            format!("DistroFilter: {api} for {client} to {target} failed ({failure}): HTTP 500 to the client (HttpClient#request)")
+        }
         other => other.to_string(),
     }
 }
@@ -59,6 +67,19 @@ pub(crate) fn story(n: &NacosNote) -> String {
             "DistroLoadDataTask: no member gave a snapshot (each was not UP, or did not answer within 30 s) → \
              submitLoadDataTask again in {retry_in} (loadDataRetryDelayMillis); until then this member sends no \
              verify (isFinishInitial false)"
+        ),
+        NacosNote::DistroForwarded { api, client, target } => format!(
+            "DistroFilter#doFilter: {api} is @CanDistro; DistroIpPortTagGenerator gives the tag {client} (the ip and \
+             port parameters) and DistroMapper#responsible says it is not this member's (its sorted UP/SUSPICIOUS \
+             list puts distroHash(tag) % size elsewhere) → HttpClient#request to mapSrv(tag) = {target}, same path \
+             and parameters, connect and read timeouts 2 s (PROXY_CONNECT_TIMEOUT, PROXY_READ_TIMEOUT); {target}'s \
+             answer is relayed to the client as it is"
+        ),
+        NacosNote::DistroForwardFailed { api, client, target, failure } => format!(
+            "DistroFilter#doFilter: the proxied {api} for {client} to {target} failed ({failure}): HttpClient#request \
+             catches the exception and returns RestResult(500, e.toString()), which the filter writes back \
+             (WebUtils.response) → the client's NamingProxy#reqApi sees a 500 and tries its next server, or \
+             fails the call"
         ),
         other => other.to_string(),
     }

@@ -51,6 +51,10 @@ pub enum NacosMsg {
     DistroSnapshot { from: Arc<str> },
     /// The answer to SNAPSHOT request `reply_to`: every connection client the peer holds.
     DistroSnapshotData { reply_to: MsgId, clients: Arc<Vec<(Arc<str>, crate::nacos::naming::ConnSyncData)>> },
+    /// A client's register, deregister or beat that member `from`'s `DistroFilter` proxies to
+    /// the member responsible for it: the same path and parameters, with the peer's
+    /// `User-Agent: Nacos-Server` (which forbids a second forward). Answered like `req`.
+    Proxied { from: Arc<str>, req: Arc<NacosMsg> },
 }
 
 #[derive(Debug)]
@@ -125,6 +129,7 @@ impl NacosMsg {
             NacosMsg::DistroVerify { .. } => "DistroDataRequest VERIFY",
             NacosMsg::DistroSnapshot { .. } => "DistroDataRequest SNAPSHOT",
             NacosMsg::DistroSnapshotData { .. } => "DistroDataResponse SNAPSHOT",
+            NacosMsg::Proxied { req, .. } => req.kind(),
         }
     }
 }

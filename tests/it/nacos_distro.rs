@@ -18,6 +18,8 @@ use std::path::Path;
 
 use crate::common::{routesim, text, write};
 
+mod filter;
+
 /// Three members of "east" and three 1.x instances; what tests append starts on line 35.
 const BASE: &str = r#"
 [scenario]
@@ -67,6 +69,23 @@ fn holds(extra: &str) {
         report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
     assert!(failed.is_empty(), "{failed:?}");
     assert_eq!(parse(Path::new("t.toml"), &to_toml(&s)).expect("round trip"), s, "{}", to_toml(&s));
+}
+
+/// Runs a whole scenario: every expectation must hold.
+fn run_holds(body: &str) {
+    let s = parse(Path::new("t.toml"), body).unwrap_or_else(|e| panic!("valid: {e}"));
+    let report = run(&s, RunOptions::default());
+    let failed: Vec<String> =
+        report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// At `at`, `instance` is in `state` on `server`.
+fn state_at(at: &str, server: &str, instance: &str, state: &str) -> String {
+    format!(
+        "\n[[expect]]\nname = \"at {at} {instance} {state} on {server}\"\nat = \"{at}\"\n\
+         instance = {{ server = \"{server}\", instance = \"{instance}\", state = \"{state}\" }}\n"
+    )
 }
 
 /// At `at`, `server` maps `instance` to `member`.
@@ -253,18 +272,11 @@ servers = ["nacos1"]
 "#;
 
 fn grpc_holds(extra: &str) {
-    let s = parse(Path::new("t.toml"), &format!("{GRPC}{extra}")).unwrap_or_else(|e| panic!("valid: {e}"));
-    let report = run(&s, RunOptions::default());
-    let failed: Vec<String> =
-        report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
-    assert!(failed.is_empty(), "{failed:?}");
+    run_holds(&format!("{GRPC}{extra}"));
 }
 
 fn on(at: &str, server: &str, state: &str) -> String {
-    format!(
-        "\n[[expect]]\nname = \"at {at} g {state} on {server}\"\nat = \"{at}\"\n\
-         instance = {{ server = \"{server}\", instance = \"g\", state = \"{state}\" }}\n"
-    )
+    state_at(at, server, "g", state)
 }
 
 #[test]

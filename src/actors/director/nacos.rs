@@ -13,6 +13,7 @@
 use super::{Director, Running};
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
 use crate::actors::nacos_distro::{Distro, LoadTick, VerifyTick};
+use crate::actors::nacos_filter::DistroFilter;
 use crate::actors::nacos_grpc_client::{GrpcApp, GrpcShutdown};
 use crate::actors::nacos_grpc_server::{EjectTick, GrpcConnections};
 use crate::actors::nacos_health::{HealthChecker, Resumed};
@@ -103,6 +104,7 @@ impl Director {
                 env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
                 env.after(SimDuration::ZERO, server.clone(), LoadTick);
             }
+            actor.set_filter(DistroFilter::new(env.part("filter"), view.clone(), peers.clone()));
             actor.set_membership(Membership::new(env.part("member"), view, peers));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);
         }

@@ -336,6 +336,12 @@ impl Net {
         self.0.borrow().core.current_channel(client, server)
     }
 
+    /// When `channel`'s connection came up; `None` while its connect is in progress or once it
+    /// is gone.
+    pub fn connected_at(&self, channel: ChannelId) -> Option<SimTime> {
+        self.0.borrow().core.channel(channel).filter(|c| c.syn.is_none()).map(|c| c.connected_at)
+    }
+
     /// `by` closes its end of `channel`; both ends hear of it as a channel event.
     pub fn close(&self, by: NodeId, channel: ChannelId, reason: &'static str) {
         let now = self.now();

@@ -1,14 +1,17 @@
 //! A Nacos cluster's membership (`ServerMemberManager`): each member's view of the others, fed
-//! by `MemberInfoReportTask`'s reports, the `DistroMapper` each member derives from its view, and
-//! Distro's delay-task engine (`sync`).
+//! by `MemberInfoReportTask`'s reports, the `DistroMapper` each member derives from its view, the
+//! `DistroFilter`'s routing of 1.x HTTP requests (`filter`), and Distro's delay-task engine (`sync`).
 //! Pure: the actor side is `actors::nacos_member`.
 
 pub mod distro;
+pub mod filter;
 pub mod member;
 pub mod sync;
 
 #[cfg(test)]
 mod distro_tests;
+#[cfg(test)]
+mod filter_tests;
 #[cfg(test)]
 mod member_tests;
 #[cfg(test)]

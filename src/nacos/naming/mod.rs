@@ -21,8 +21,9 @@
 //!   is a later step.
 //! * **`ClientBeatProcessorV2` runs inline.** Java schedules it on the health executor with delay
 //!   0; it runs here within the same request, before the answer is sent.
-//! * **Every server is responsible for every client.** Without Distro each server is standalone,
-//!   so `DistroMapper#responsible` is always true and no request is forwarded.
+//! * **The server handles what reaches it.** A standalone server is responsible for every
+//!   client; a cluster member's `DistroFilter` (`actors::nacos_filter`) proxies a request for
+//!   another member's client before it gets here, so this core never asks `DistroMapper`.
 //! * **Sorted everywhere.** Java iterates `ConcurrentHashMap`s in hash order; we walk every map in
 //!   key order (`BTreeMap`s, or hash maps through `sorted` and [`IpPortClient::published`]),
 //!   so checks, cleanups and host lists come out the same every run.

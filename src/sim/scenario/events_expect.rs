@@ -90,6 +90,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "distro_loaded",
             "distro_load_failed",
             "distro_copy_expired",
+            "distro_forwarded",
+            "distro_forward_failed",
             "grpc_connected",
             "grpc_connect_failed",
             "grpc_health_ok",

@@ -270,7 +270,9 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         | DistroVerifyFailed { .. }
         | DistroCopyExpired { .. }
         | DistroLoaded { .. }
-        | DistroLoadFailed { .. } => crate::nacos::notes_distro::story(n),
+        | DistroLoadFailed { .. }
+        | DistroForwarded { .. }
+        | DistroForwardFailed { .. } => crate::nacos::notes_distro::story(n),
     };
     (vec![line], Focus::None)
 }

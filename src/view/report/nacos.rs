@@ -178,5 +178,7 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         DistroCopyExpired { .. } => b.mark(a, t, "unhealthy", detail()),
         DistroLoaded { .. } => b.mark(a, t, "other", detail()),
         DistroLoadFailed { .. } => b.mark(a, t, "drop", detail()),
+        DistroForwarded { .. } => b.mark(a, t, "other", detail()),
+        DistroForwardFailed { .. } => b.mark(a, t, "drop", detail()),
     }
 }

@@ -1,0 +1,146 @@
+//! `DistroFilter` in whole runs: a 1.x request goes to the member its receiver's `DistroMapper`
+//! names for the instance (Nacos 2.x `naming/web/DistroFilter#doFilter`).
+//!
+//! Both instances send only to nacos1 (`servers = ["nacos1"]`, a domain: each call is tried 3
+//! times). Owners (the table in `nacos_distro.rs`): `a` = 10.1.0.1:8080 → nacos3 over three
+//! members, nacos2 over [nacos1, nacos2]; `c` = 10.1.0.3:8080 → nacos1 over three.
+//!
+//! Timings, with the 1 ms one-way latency: a new connection is a SYN (1 ms) and a SYN-ACK (1 ms)
+//! before the request (1 ms more). a registers at 0 s: over a new connection it reaches nacos1 at
+//! 0.003; nacos1 opens a pooled connection to nacos3 (nothing pooled yet: the first member
+//! report is at 5 s) and the proxied register arrives there at 0.006. Its answer is back at
+//! nacos1 at 0.007 and at a at 0.008. `BeatReactor#addBeatInfo` puts the first beat 5 s after
+//! the register call, at 5.000, and `BeatTask#run` schedules the next one 5 s after the
+//! synchronous `sendBeat` returns: a proxied beat on open connections takes 4 ms, so the beats
+//! leave at 5.000, 10.004, 15.008 and 20.012.
+
+use super::{run_holds, state_at};
+use crate::common::{routesim, text, write};
+
+const FILTER: &str = r#"
+[scenario]
+name = "distro filter"
+duration = "45s"
+
+[network]
+connect_timeout = "5s"
+
+[[nacos_server]]
+name = "nacos1"
+cluster = "east"
+
+[[nacos_server]]
+name = "nacos2"
+cluster = "east"
+
+[[nacos_server]]
+name = "nacos3"
+cluster = "east"
+
+[[instance]]
+name = "a"
+service = "orders"
+ip = "10.1.0.1"
+servers = ["nacos1"]
+
+[[instance]]
+name = "c"
+service = "orders"
+ip = "10.1.0.3"
+servers = ["nacos1"]
+"#;
+
+fn holds(extra: &str) {
+    run_holds(&format!("{FILTER}{extra}"));
+}
+
+#[test]
+fn a_register_for_another_members_instance_is_proxied_and_lands_on_that_member_only() {
+    let claims = [
+        state_at("0.005s", "nacos3", "a", "absent"),
+        state_at("0.006s", "nacos3", "a", "healthy"),
+        // Never on the member the client talks to, nor on the third.
+        state_at("0.1s", "nacos1", "a", "absent"),
+        state_at("19s", "nacos1", "a", "absent"),
+        state_at("19s", "nacos2", "a", "absent"),
+        // The proxied beats keep it healthy past the 15 s unhealthy and 30 s delete timeouts.
+        state_at("40s", "nacos3", "a", "healthy"),
+    ];
+    holds(&claims.concat());
+}
+
+#[test]
+fn a_register_for_the_receiving_members_own_instance_is_handled_there() {
+    // c's register reaches nacos1 at 0.003 and is handled by nacos1's own controller.
+    let claims = [
+        state_at("0.002s", "nacos1", "c", "absent"),
+        state_at("0.003s", "nacos1", "c", "healthy"),
+        state_at("40s", "nacos1", "c", "healthy"),
+        state_at("40s", "nacos2", "c", "absent"),
+        state_at("40s", "nacos3", "c", "absent"),
+    ];
+    holds(&claims.concat());
+}
+
+#[test]
+fn when_the_owner_is_down_the_beats_go_to_the_new_owner_which_asks_for_a_register() {
+    // nacos3 killed at 20 s; nacos1 sees it DOWN at 21.002 (its report to nacos3 is refused).
+    // The beat of 20.012 reaches nacos1 at 20.013, while nacos3 is still UP there: nacos3's FIN
+    // closed the pooled connection at 20.001, so the proxy connects anew and is refused at
+    // 20.015; the 500 reaches a at 20.016, which tries nacos1 twice more the same way, and the
+    // beat fails at 20.024. The next leaves at 25.024: nacos1 now maps a to nacos2 and proxies it
+    // there on the connection its reports keep open (25.026); nacos2 does not know a: 20404, back
+    // at a at 25.028, which registers again at once — at nacos2 at 25.030.
+    let kill = "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos3\"\n";
+    let claims = [
+        super::maps("21.003s", "nacos1", "a", "nacos2"),
+        state_at("25.029s", "nacos2", "a", "absent"),
+        state_at("25.030s", "nacos2", "a", "healthy"),
+        state_at("40s", "nacos2", "a", "healthy"),
+        state_at("40s", "nacos1", "a", "absent"),
+    ];
+    holds(&format!("{kill}{}", claims.concat()));
+}
+
+#[test]
+fn a_proxy_to_an_unreachable_owner_fails_and_the_client_sees_a_500() {
+    // nacos3's host goes down at 20 s: no FIN, so the beat of 20.012 is proxied at 20.013 on the
+    // pooled connection still open, and lost. PROXY_READ_TIMEOUT (2 s) fails it at 22.013: a gets
+    // the 500 at 22.014 and tries nacos1 again. That proxy waits on the same connection until
+    // nacos1's member report, also waiting on it, reads-times-out at 23.500 and closes it (the
+    // sim's members share one pool): failed at once. The third try connects anew at 23.502,
+    // never answered: PROXY_CONNECT_TIMEOUT (2 s) fails it at 25.502, and the beat at 25.503.
+    let dir = tempfile::tempdir().unwrap();
+    let off = "\n[[fault]]\nat = \"20s\"\nhost_down = \"nacos3\"\n";
+    let body = format!("{FILTER}{off}{}", state_at("19s", "nacos3", "a", "healthy"));
+    let file = write(dir.path(), "t.toml", body);
+    let out = routesim(&["run", file.to_str().unwrap()]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for line in [
+        "22.013s nacos1/filter  DistroFilter: PUT /nacos/v1/ns/instance/beat for 10.1.0.1:8080 to nacos3 failed \
+         (read timed out): HTTP 500 to the client (HttpClient#request)",
+        "22.014s a              PUT /nacos/v1/ns/instance/beat to nacos1 failed: HTTP 500 \
+         java.net.SocketTimeoutException: Read timed out; trying nacos1",
+        "23.500s nacos1/filter  DistroFilter: PUT /nacos/v1/ns/instance/beat for 10.1.0.1:8080 to nacos3 failed \
+         (connection closed)",
+        "25.502s nacos1/filter  DistroFilter: PUT /nacos/v1/ns/instance/beat for 10.1.0.1:8080 to nacos3 failed \
+         (connect timed out)",
+        "25.503s a              a: PUT /nacos/v1/ns/instance/beat failed after all servers tried (HTTP 500 \
+         org.apache.http.conn.ConnectTimeoutException: connect timed out)",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+    let out = routesim(&["explain", file.to_str().unwrap(), "--at", "22.013s"]);
+    let (stdout, stderr) = text(&out);
+    assert!(stdout.contains("RestResult(500, e.toString())"), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn a_standalone_server_proxies_nothing() {
+    // nacos4 is in no cluster: it handles every request it gets, whatever a's hash.
+    let alone = "\n[[nacos_server]]\nname = \"nacos4\"\n\n[[instance]]\nname = \"d\"\nservice = \"orders\"\n\
+                 ip = \"10.1.0.1\"\nport = 8081\nservers = [\"nacos4\"]\n";
+    let claims = [state_at("0.002s", "nacos4", "d", "absent"), state_at("0.003s", "nacos4", "d", "healthy")];
+    holds(&format!("{alone}{}", claims.concat()));
+}
