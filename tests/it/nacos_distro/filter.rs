@@ -54,15 +54,26 @@ fn holds(extra: &str) {
     run_holds(&format!("{FILTER}{extra}"));
 }
 
+/// By `at`, `server` registered `instance` itself (`instance_registered`) `count` times. Whether
+/// another member *holds* the instance is not what the filter decides: in Nacos the owner syncs
+/// it to the others 1 s later (`DistroClientDataProcessor`), which routesim does not model for
+/// 1.x clients yet, so these tests never claim an instance is absent from a non-owner.
+fn registered_by(at: &str, server: &str, instance: &str, count: u32) -> String {
+    format!(
+        "\n[[expect]]\nname = \"by {at} {server} registered {instance} {count} times\"\nat = \"{at}\"\n\
+         events = {{ kind = \"instance_registered\", actor = \"{server}\", instance = \"{instance}\", count = {count} }}\n"
+    )
+}
+
 #[test]
 fn a_register_for_another_members_instance_is_proxied_and_lands_on_that_member_only() {
     let claims = [
         state_at("0.005s", "nacos3", "a", "absent"),
         state_at("0.006s", "nacos3", "a", "healthy"),
-        // Never on the member the client talks to, nor on the third.
-        state_at("0.1s", "nacos1", "a", "absent"),
-        state_at("19s", "nacos1", "a", "absent"),
-        state_at("19s", "nacos2", "a", "absent"),
+        // Registered by the owner only: not by the member the client talks to, nor the third.
+        registered_by("40s", "nacos3", "a", 1),
+        registered_by("40s", "nacos1", "a", 0),
+        registered_by("40s", "nacos2", "a", 0),
         // The proxied beats keep it healthy past the 15 s unhealthy and 30 s delete timeouts.
         state_at("40s", "nacos3", "a", "healthy"),
     ];
@@ -76,8 +87,9 @@ fn a_register_for_the_receiving_members_own_instance_is_handled_there() {
         state_at("0.002s", "nacos1", "c", "absent"),
         state_at("0.003s", "nacos1", "c", "healthy"),
         state_at("40s", "nacos1", "c", "healthy"),
-        state_at("40s", "nacos2", "c", "absent"),
-        state_at("40s", "nacos3", "c", "absent"),
+        registered_by("40s", "nacos1", "c", 1),
+        registered_by("40s", "nacos2", "c", 0),
+        registered_by("40s", "nacos3", "c", 0),
     ];
     holds(&claims.concat());
 }
@@ -97,7 +109,8 @@ fn when_the_owner_is_down_the_beats_go_to_the_new_owner_which_asks_for_a_registe
         state_at("25.029s", "nacos2", "a", "absent"),
         state_at("25.030s", "nacos2", "a", "healthy"),
         state_at("40s", "nacos2", "a", "healthy"),
-        state_at("40s", "nacos1", "a", "absent"),
+        registered_by("40s", "nacos2", "a", 1),
+        registered_by("40s", "nacos1", "a", 0),
     ];
     holds(&format!("{kill}{}", claims.concat()));
 }
