@@ -95,22 +95,34 @@ fn a_register_for_the_receiving_members_own_instance_is_handled_there() {
 }
 
 #[test]
-fn when_the_owner_is_down_the_beats_go_to_the_new_owner_which_asks_for_a_register() {
+fn when_the_owner_is_down_the_beats_go_to_the_new_owner() {
     // nacos3 killed at 20 s; nacos1 sees it DOWN at 21.002 (its report to nacos3 is refused).
     // The beat of 20.012 reaches nacos1 at 20.013, while nacos3 is still UP there: nacos3's FIN
     // closed the pooled connection at 20.001, so the proxy connects anew and is refused at
     // 20.015; the 500 reaches a at 20.016, which tries nacos1 twice more the same way, and the
-    // beat fails at 20.024. The next leaves at 25.024: nacos1 now maps a to nacos2 and proxies it
-    // there on the connection its reports keep open (25.026); nacos2 does not know a: 20404, back
-    // at a at 25.028, which registers again at once — at nacos2 at 25.030.
+    // beat fails at 20.024. The next leaves at 25.024 and reaches nacos1 at 25.025 (a kept-alive
+    // connection): nacos1 now maps a to nacos2 and proxies it there on the connection its reports
+    // keep open: it arrives at 25.026.
+    //
+    // What nacos2 does with it is where routesim is not Nacos yet. In Nacos nacos2 holds a copy
+    // of a (the owner synced it a second after the register), so the beat finds it and renews it.
+    // routesim does not sync 1.x clients yet: nacos2 answers 20404 and a registers again there
+    // (healthy at 25.030). So this test claims only the routing, and that a is served by nacos2
+    // after the move, which both agree on.
     let kill = "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos3\"\n";
+    let forwarded = |at: &str, count: u32| {
+        format!(
+            "\n[[expect]]\nname = \"by {at} nacos1 forwarded {count} requests of a to nacos2\"\nat = \"{at}\"\n\
+             events = {{ kind = \"distro_forwarded\", actor = \"nacos1/filter\", instance = \"a\", \
+             where = {{ target = \"nacos2\" }}, count = {count} }}\n"
+        )
+    };
     let claims = [
-        super::maps("21.003s", "nacos1", "a", "nacos2"),
-        state_at("25.029s", "nacos2", "a", "absent"),
-        state_at("25.030s", "nacos2", "a", "healthy"),
+        super::maps("21.001s", "nacos1", "a", "nacos3"),
+        super::maps("21.002s", "nacos1", "a", "nacos2"),
+        forwarded("25.024s", 0),
+        forwarded("25.025s", 1),
         state_at("40s", "nacos2", "a", "healthy"),
-        registered_by("40s", "nacos2", "a", 1),
-        registered_by("40s", "nacos1", "a", 0),
     ];
     holds(&format!("{kill}{}", claims.concat()));
 }
