@@ -11,6 +11,11 @@
 //! `BeatReactor` gets a thread per instance (`beat_threads`), so its beats go out together, as
 //! `../shared/perf-floor` schedules them. The target is under 5 s.
 //!
+//! Distro: a 3-member Nacos cluster with 10,000 instances for one virtual hour — 50 providers
+//! as 2.x gRPC apps (one connection each), 50 as 1.x HTTP apps whose beats a member's
+//! `DistroFilter` proxies to the instance's owner — with one member killed at 30 min. The target
+//! is under 10 s. It has no counterpart in `../shared/perf-floor`.
+//!
 //! RocketMQ with producers: the same cluster, plus 10 producers (one in each client) sending
 //! 100 messages a second each, synchronously, to the client's first topic for the whole hour:
 //! 3.6 million sends, the ones that pick a failed master in the wave stalling or retrying. It has
@@ -174,6 +179,46 @@ fn nacos_scale(providers: usize, services: usize) -> Scenario {
         .expect("the generated scenario is valid")
 }
 
+/// A 3-member Nacos cluster with `providers` × `services` instances: the first half of the
+/// providers are 2.x gRPC apps registering services g0.., the other half 1.x HTTP apps
+/// registering h0.., every app listing all three members. nacos3 is killed at 30 min.
+fn distro_scale(providers: usize, services: usize) -> Scenario {
+    let mut t = String::from("[scenario]\nname = \"distro scale\"\nseed = 42\nduration = \"1h\"\n");
+    for m in 1..=3 {
+        t += &format!("\n[[nacos_server]]\nname = \"nacos{m}\"\ncluster = \"east\"\n");
+    }
+    let grpc = providers / 2;
+    for p in 0..providers {
+        let start = (p * 4999) / providers;
+        let (kind, extra) = if p < grpc {
+            ("g", "transport = \"grpc\"\n".to_string())
+        } else {
+            ("h", format!("beat_threads = {services}\n"))
+        };
+        for s in 0..services {
+            t += &format!(
+                "\n[[instance]]\nname = \"p{p}-s{s}\"\napp = \"provider{p}\"\nservice = \"{kind}{s}\"\nip = \"10.1.{}.{}\"\nport = 20880\nstart = \"{start}ms\"\n{extra}",
+                p / 250,
+                p % 250
+            );
+        }
+    }
+    t += "\n[[fault]]\nname = \"kill nacos3\"\nat = \"30m\"\ncrash = \"nacos3\"\n";
+    // The gRPC apps on nacos3 see its FIN, reconnect to another member and register again (the
+    // redo task, every 3 s); each change reaches the other survivor a second later (Distro
+    // sync). The copies nacos3 had synced expire 3 min after its last verify, about 33 min. From
+    // then on each survivor holds exactly the 50 gRPC instances of g0, all healthy — as Nacos
+    // would. (The 1.x h services are not claimed: routesim keeps a 1.x instance on its owner
+    // only, where Nacos syncs it to every member.)
+    for m in ["nacos1", "nacos2"] {
+        t += &format!(
+            "\n[[expect]]\nname = \"{m} holds every gRPC provider of g0 once the dead member's copies expire\"\nfrom = \"34m\"\nuntil = \"1h\"\nservice = {{ server = \"{m}\", service = \"g0\", total = {grpc}, healthy = {grpc} }}\n"
+        );
+    }
+    routesim::sim::scenario::parse(std::path::Path::new("distro-scale.toml"), &t)
+        .expect("the generated scenario is valid")
+}
+
 /// Ten producers at 100 messages a second, one in each client, each on the client's first topic.
 fn with_producers(mut s: Scenario) -> Scenario {
     let end = SimTime::ZERO + s.duration;
@@ -290,6 +335,13 @@ fn main() {
         let s = hours(nacos_scale(100 * args.scale, 100));
         let name = args.label("nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash");
         measure(&name, &s, args.runs, args.target(5), args.scale as u64, args.hours);
+    }
+    if wanted("distro") {
+        let s = hours(distro_scale(100 * args.scale, 100));
+        let name = args.label(
+            "distro: 3-member Nacos cluster, 10,000 instances (half 2.x gRPC, half 1.x HTTP), 1 h, a member killed",
+        );
+        measure(&name, &s, args.runs, args.target(10), args.scale as u64, args.hours);
     }
     if wanted("rocketmq") {
         let s = hours(rocketmq_scale(500 * args.scale, 100));

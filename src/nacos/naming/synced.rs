@@ -53,8 +53,7 @@ impl NamingServer {
     /// runs (not when it was queued): `None` if the client is gone by then ("with null data to
     /// sync, skip").
     pub fn conn_sync_data(&self, conn: &Arc<str>) -> Option<ConnSyncData> {
-        self.conns.get(conn).filter(|c| c.native)?;
-        self.conn_snapshot().into_iter().find(|(id, _)| id == conn).map(|(_, d)| d)
+        self.conns.get(conn).filter(|c| c.native).map(sync_data)
     }
 
     /// `getVerifyData`: `(clientId, revision)` of every client this member is responsible for
@@ -66,13 +65,7 @@ impl NamingServer {
     /// `DistroClientDataProcessor#getDatumSnapshot`: every connection client here, native or a
     /// copy, as its sync data, in id order.
     pub fn conn_snapshot(&self) -> Vec<(Arc<str>, ConnSyncData)> {
-        self.conns
-            .iter()
-            .map(|(id, c)| {
-                let instances = c.publishers.iter().map(|(s, (k, p))| (s.clone(), k.clone(), p.clone())).collect();
-                (id.clone(), ConnSyncData { instances, revision: c.revision })
-            })
-            .collect()
+        self.conns.iter().map(|(id, c)| (id.clone(), sync_data(c))).collect()
     }
 
     /// CHANGE from `owner`: `syncClientConnected` (a copy, renewed now) then `upgradeClient`.
@@ -168,4 +161,11 @@ impl NamingServer {
             }
         }
     }
+}
+
+/// `DistroClientDataProcessor#generateSyncData` for one client: every instance it publishes, and
+/// its revision.
+fn sync_data(c: &ConnClient) -> ConnSyncData {
+    let instances = c.publishers.iter().map(|(s, (k, p))| (s.clone(), k.clone(), p.clone())).collect();
+    ConnSyncData { instances, revision: c.revision }
 }
