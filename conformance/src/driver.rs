@@ -18,7 +18,7 @@ use routesim::sim::clock::SimTime;
 use routesim::sim::network::ProcState;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,20 +27,50 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// A route the real server served, with the model time it was seen at.
 pub type Samples = BTreeMap<Key, Vec<(SimTime, Route)>>;
 
-/// Real time and model time: model `t` happens at `t0 + t / scale`.
-#[derive(Clone, Copy)]
+/// Real time and model time: model `t` happens at `t0 + paused + t / scale`.
+///
+/// `paused` is the real time spent starting name-server processes mid-run. The model restarts a
+/// name server in an instant; a real one needs tens to hundreds of milliseconds before it
+/// listens (400 ms on a loaded machine: 20 s of model time at K = 50), and replaying on would
+/// deliver the next inputs late and in a bunch. So model time stands still while a process
+/// starts, and the poller drops what it sees meanwhile.
+#[derive(Clone)]
 pub struct Clock {
     pub t0: Instant,
     pub scale: u64,
+    paused_us: Arc<AtomicU64>,
+    pausing: Arc<AtomicBool>,
 }
 
 impl Clock {
+    pub fn new(t0: Instant, scale: u64) -> Clock {
+        Clock { t0, scale, paused_us: Arc::default(), pausing: Arc::default() }
+    }
+
+    fn start(&self) -> Instant {
+        self.t0 + Duration::from_micros(self.paused_us.load(Ordering::SeqCst))
+    }
+
     pub fn real(&self, t: SimTime) -> Instant {
-        self.t0 + Duration::from_micros(t.millis() * 1000 / self.scale)
+        self.start() + Duration::from_micros(t.millis() * 1000 / self.scale)
     }
 
     pub fn model(&self, at: Instant) -> SimTime {
-        SimTime((at.saturating_duration_since(self.t0).as_micros() as u64 * self.scale) / 1000)
+        SimTime((at.saturating_duration_since(self.start()).as_micros() as u64 * self.scale) / 1000)
+    }
+
+    /// Runs `f` with model time stopped.
+    fn stopped<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.pausing.store(true, Ordering::SeqCst);
+        let began = Instant::now();
+        let out = f();
+        self.paused_us.fetch_add(began.elapsed().as_micros() as u64, Ordering::SeqCst);
+        self.pausing.store(false, Ordering::SeqCst);
+        out
+    }
+
+    fn is_paused(&self) -> bool {
+        self.pausing.load(Ordering::SeqCst)
     }
 }
 
@@ -64,7 +94,7 @@ fn send(conn: &mut Conn, r: Req) -> std::io::Result<()> {
     }
 }
 
-pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: Clock) -> Replay {
+pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: &Clock) -> Replay {
     let mut out = Replay::default();
     let mut conns: BTreeMap<(String, u64), Conn> = BTreeMap::new();
     let mut admin: BTreeMap<String, Conn> = BTreeMap::new();
@@ -109,7 +139,7 @@ pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: Clo
             Input::Admin(a) => admin_call(&mut admin, name, addr, a),
             Input::Process(state) => {
                 let before = up.insert(name.clone(), *state);
-                process(ns, name, before, *state, &mut conns, &mut admin)
+                process(ns, name, (before, *state), &mut conns, &mut admin, clock)
             }
         };
         if let Err(e) = res {
@@ -146,10 +176,10 @@ fn admin_call(admin: &mut BTreeMap<String, Conn>, name: &str, addr: SocketAddr, 
 fn process(
     ns: &mut Namesrvs,
     name: &str,
-    before: Option<ProcState>,
-    state: ProcState,
+    (before, state): (Option<ProcState>, ProcState),
     conns: &mut BTreeMap<(String, u64), Conn>,
     admin: &mut BTreeMap<String, Conn>,
+    clock: &Clock,
 ) -> std::io::Result<()> {
     let Some(server) = ns.procs.get_mut(name) else {
         // Started before the run (the first `Running`), or given by address: nothing to do.
@@ -167,7 +197,10 @@ fn process(
             conns.retain(|(n, _), _| n != name);
             admin.remove(name);
         }
-        (_, ProcState::Running) => server.spawn().map_err(|e| std::io::Error::other(e.to_string()))?,
+        // Model time stands still until the process listens (see `Clock`).
+        (_, ProcState::Running) => {
+            clock.stopped(|| server.spawn()).map_err(|e| std::io::Error::other(e.to_string()))?
+        }
     }
     Ok(())
 }
@@ -190,6 +223,9 @@ pub fn poll(
             let route = ask(&mut conns, ns, addrs[ns], topic);
             let heard = Instant::now();
             let Some(route) = route else { continue };
+            if clock.is_paused() {
+                continue; // a name server is starting: model time is not moving
+            }
             let t = clock.model(asked + (heard - asked) / 2);
             samples.lock().expect("one thread").entry((ns.clone(), topic.clone())).or_default().push((t, route));
         }

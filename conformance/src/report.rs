@@ -33,14 +33,14 @@ pub fn conform(args: &Args) -> anyhow::Result<u8> {
         s.name, s.seed, args.slack_ms);
     let m = model::run_model(&s);
     let (mut ns, _dir) = start(args, &s, scale)?;
-    let clock = Clock { t0: Instant::now(), scale };
+    let clock = Clock::new(Instant::now(), scale);
     let stop = Arc::new(AtomicBool::new(false));
     let poller = {
-        let (keys, addrs, stop) = (model::keys(&s), ns.addrs.clone(), stop.clone());
+        let (keys, addrs, stop, clock) = (model::keys(&s), ns.addrs.clone(), stop.clone(), clock.clone());
         let grid = Duration::from_millis(args.grid_ms);
         std::thread::spawn(move || driver::poll(keys, addrs, clock, grid, stop))
     };
-    let replay = driver::replay(&m.inputs, &mut ns, clock);
+    let replay = driver::replay(&m.inputs, &mut ns, &clock);
     let end = SimTime(s.duration.millis());
     let now = Instant::now();
     if clock.real(end) > now {
