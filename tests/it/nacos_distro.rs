@@ -57,27 +57,20 @@ service = "orders"
 ip = "10.1.0.3"
 "#;
 
-fn scenario(extra: &str) -> Scenario {
-    parse(Path::new("t.toml"), &format!("{BASE}{extra}")).unwrap_or_else(|e| panic!("valid: {e}"))
-}
-
 /// Runs `BASE` + `extra`: every expectation must hold; the scenario survives a round trip.
 fn holds(extra: &str) {
-    let s = scenario(extra);
-    let report = run(&s, RunOptions::default());
-    let failed: Vec<String> =
-        report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
-    assert!(failed.is_empty(), "{failed:?}");
+    let s = run_holds(&format!("{BASE}{extra}"));
     assert_eq!(parse(Path::new("t.toml"), &to_toml(&s)).expect("round trip"), s, "{}", to_toml(&s));
 }
 
-/// Runs a whole scenario: every expectation must hold.
-fn run_holds(body: &str) {
+/// Runs a whole scenario: every expectation must hold. Returns the scenario it parsed.
+fn run_holds(body: &str) -> Scenario {
     let s = parse(Path::new("t.toml"), body).unwrap_or_else(|e| panic!("valid: {e}"));
     let report = run(&s, RunOptions::default());
     let failed: Vec<String> =
         report.verdicts.iter().filter(|(_, v)| !v.held()).map(|(e, v)| format!("{}: {v:?}", e.name)).collect();
     assert!(failed.is_empty(), "{failed:?}");
+    s
 }
 
 /// At `at`, `instance` is in `state` on `server`.
