@@ -8,11 +8,14 @@
 use crate::wire::Frame;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 pub struct Conn {
     stream: TcpStream,
     next_opaque: i32,
+    /// The highest `opaque` the drain thread has heard answered (see [`Conn::drain`]).
+    answered: Arc<(Mutex<i32>, Condvar)>,
 }
 
 impl Conn {
@@ -21,7 +24,7 @@ impl Conn {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
-        Ok(Conn { stream, next_opaque: 1 })
+        Ok(Conn { stream, next_opaque: 1, answered: Arc::default() })
     }
 
     fn opaque(&mut self) -> i32 {
@@ -35,29 +38,54 @@ impl Conn {
         let opaque = self.opaque();
         self.stream.write_all(&Frame::request(code, opaque, fields, body).encode())?;
         loop {
-            let frame = self.read_frame()?;
+            let frame = read_frame(&mut self.stream)?;
             if frame.is_response() && frame.header.opaque == opaque {
                 return Ok(frame);
             }
         }
     }
 
-    /// Sends a request without waiting: a broker's answers are read and dropped by a thread of
-    /// their own (see [`Conn::drain`]), so a hung name server never stalls the driver.
-    pub fn send(&mut self, code: i32, fields: &[(&str, String)], body: Vec<u8>) -> std::io::Result<()> {
+    /// Sends a request without waiting, and returns its `opaque`: a broker's answers are read by
+    /// a thread of their own (see [`Conn::drain`]), so a hung name server never stalls the driver,
+    /// and [`Conn::await_answer`] waits for one when the order matters.
+    pub fn send(&mut self, code: i32, fields: &[(&str, String)], body: Vec<u8>) -> std::io::Result<i32> {
         let opaque = self.opaque();
-        self.stream.write_all(&Frame::request(code, opaque, fields, body).encode())
+        self.stream.write_all(&Frame::request(code, opaque, fields, body).encode())?;
+        Ok(opaque)
     }
 
-    /// Reads and drops whatever the name server answers on this connection, until it closes.
+    /// Reads whatever the name server answers on this connection until it closes, noting the
+    /// highest answered `opaque`.
     pub fn drain(&self) -> std::io::Result<()> {
         let mut reader = self.stream.try_clone()?;
         reader.set_read_timeout(None)?;
+        let answered = Arc::clone(&self.answered);
         std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
+            while let Ok(frame) = read_frame(&mut reader) {
+                if frame.is_response() {
+                    let (heard, cv) = &*answered;
+                    let mut heard = heard.lock().expect("no panics while held");
+                    *heard = (*heard).max(frame.header.opaque);
+                    cv.notify_all();
+                }
+            }
         });
         Ok(())
+    }
+
+    /// Waits until the answer to `opaque` (sent with [`Conn::send`] on a drained connection) has
+    /// been heard, or `deadline` passes; says which.
+    pub fn await_answer(&self, opaque: i32, deadline: Instant) -> bool {
+        let (heard, cv) = &*self.answered;
+        let mut heard = heard.lock().expect("no panics while held");
+        while *heard < opaque {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            heard = cv.wait_timeout(heard, deadline - now).expect("no panics while held").0;
+        }
+        true
     }
 
     /// Sends `code` with the oneway flag: the name server answers nothing.
@@ -66,23 +94,23 @@ impl Conn {
         self.stream.write_all(&Frame::request(code, opaque, fields, body).oneway().encode())
     }
 
-    fn read_frame(&mut self) -> std::io::Result<Frame> {
-        let mut len = [0u8; 4];
-        self.stream.read_exact(&mut len)?;
-        let len = u32::from_be_bytes(len) as usize;
-        // A name server's answer is a route or a cluster table: kilobytes. Anything near this
-        // bound is a desynchronised stream, not an answer.
-        if len > 64 << 20 {
-            return Err(std::io::Error::other(format!("a frame of {len} bytes: the stream is out of step")));
-        }
-        let mut frame = vec![0u8; len];
-        self.stream.read_exact(&mut frame)?;
-        Frame::decode(&frame).map_err(std::io::Error::other)
-    }
-
     /// Closes the socket: the kernel sends a FIN, and the name server's channel goes inactive
     /// (`BrokerHousekeepingService#onChannelClose`), as when the broker process is killed.
     pub fn close(self) {
         let _ = self.stream.shutdown(Shutdown::Both);
     }
+}
+
+fn read_frame(stream: &mut TcpStream) -> std::io::Result<Frame> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len) as usize;
+    // A name server's answer is a route or a cluster table: kilobytes. Anything near this
+    // bound is a desynchronised stream, not an answer.
+    if len > 64 << 20 {
+        return Err(std::io::Error::other(format!("a frame of {len} bytes: the stream is out of step")));
+    }
+    let mut frame = vec![0u8; len];
+    stream.read_exact(&mut frame)?;
+    Frame::decode(&frame).map_err(std::io::Error::other)
 }

@@ -87,10 +87,38 @@ pub struct Replay {
     pub max_lateness: Duration,
 }
 
-fn send(conn: &mut Conn, r: Req) -> std::io::Result<()> {
+/// How long the next input to a name server waits for the answer to the previous one.
+const ANSWER_WAIT: Duration = Duration::from_secs(2);
+
+/// Sends `r`; the `opaque` to await, unless it is oneway (nothing will answer).
+fn send(conn: &mut Conn, r: Req) -> std::io::Result<Option<i32>> {
     match r.oneway {
-        true => conn.oneway(r.code, &r.fields, r.body),
-        false => conn.send(r.code, &r.fields, r.body),
+        true => conn.oneway(r.code, &r.fields, r.body).map(|()| None),
+        false => conn.send(r.code, &r.fields, r.body).map(Some),
+    }
+}
+
+/// The model's name server handles its inputs one after another, in the order the tap recorded
+/// them; the real one reads each connection on its own and can apply two requests sent on two
+/// connections a few microseconds apart in either order. A master and its slave registering in
+/// the same model instant then land slave first, and under an acting master the slave is served
+/// as id 0, read-only, for a moment — a state the model never had. So before the next input to a
+/// name server, the driver waits until the real one has answered the previous request, unless the
+/// model has it hung (a SIGSTOPped process answers nothing until it resumes).
+fn settle(
+    pending: &mut BTreeMap<String, ((String, u64), i32)>,
+    conns: &BTreeMap<(String, u64), Conn>,
+    name: &str,
+    hung: bool,
+) -> std::io::Result<()> {
+    let Some((key, opaque)) = pending.remove(name) else { return Ok(()) };
+    let Some(conn) = conns.get(&key).filter(|_| !hung) else { return Ok(()) };
+    match conn.await_answer(opaque, Instant::now() + ANSWER_WAIT) {
+        true => Ok(()),
+        false => Err(std::io::Error::other(format!(
+            "the answer to the previous request (channel {}) was not heard in {ANSWER_WAIT:?}, so this input may have overtaken it",
+            key.1
+        ))),
     }
 }
 
@@ -99,6 +127,7 @@ pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: &Cl
     let mut conns: BTreeMap<(String, u64), Conn> = BTreeMap::new();
     let mut admin: BTreeMap<String, Conn> = BTreeMap::new();
     let mut up: BTreeMap<String, ProcState> = BTreeMap::new();
+    let mut pending: BTreeMap<String, ((String, u64), i32)> = BTreeMap::new();
     for (t, name, input) in inputs {
         let at = clock.real(*t);
         let now = Instant::now();
@@ -108,6 +137,10 @@ pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: &Cl
             out.max_lateness = out.max_lateness.max(now - at);
         }
         let Some(&addr) = ns.addrs.get(name) else { continue };
+        let hung = up.get(name) == Some(&ProcState::Hung);
+        if let Err(e) = settle(&mut pending, &conns, name, hung) {
+            out.errors.push(format!("{t} {name}: {input:?}: {e}"));
+        }
         let conn = |conns: &mut BTreeMap<(String, u64), Conn>, channel: u64| -> std::io::Result<()> {
             if let std::collections::btree_map::Entry::Vacant(e) = conns.entry((name.clone(), channel)) {
                 let c = Conn::open(addr, IO_TIMEOUT)?;
@@ -118,7 +151,11 @@ pub fn replay(inputs: &[(SimTime, String, Input)], ns: &mut Namesrvs, clock: &Cl
         };
         let mut on = |channel: u64, r: Req| -> std::io::Result<()> {
             conn(&mut conns, channel)?;
-            send(conns.get_mut(&(name.clone(), channel)).expect("just opened"), r)
+            let key = (name.clone(), channel);
+            if let Some(opaque) = send(conns.get_mut(&key).expect("just opened"), r)? {
+                pending.insert(name.clone(), (key, opaque));
+            }
+            Ok(())
         };
         let res = match input {
             Input::Register { channel, request } => {
