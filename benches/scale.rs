@@ -208,11 +208,17 @@ fn distro_scale(providers: usize, services: usize) -> Scenario {
     // redo task, every 3 s); each change reaches the other survivor a second later (Distro
     // sync). The copies nacos3 had synced expire 3 min after its last verify, about 33 min. From
     // then on each survivor holds exactly the 50 gRPC instances of g0, all healthy — as Nacos
-    // would. (The 1.x h services are not claimed: routesim keeps a 1.x instance on its owner
-    // only, where Nacos syncs it to every member.)
+    // would. The 1.x clients nacos3 owned are taken over by the survivors that hold their copies
+    // (`DistroMapper` re-hashes when nacos3 is DOWN, about 2 s after the kill), and their beats,
+    // proxied by `DistroFilter`, reach the new owners within a beat period — long before the 15 s
+    // unhealthy timeout — so each survivor holds the 50 HTTP providers of h0, all healthy, too.
+    let http = providers - grpc;
     for m in ["nacos1", "nacos2"] {
         t += &format!(
             "\n[[expect]]\nname = \"{m} holds every gRPC provider of g0 once the dead member's copies expire\"\nfrom = \"34m\"\nuntil = \"1h\"\nservice = {{ server = \"{m}\", service = \"g0\", total = {grpc}, healthy = {grpc} }}\n"
+        );
+        t += &format!(
+            "\n[[expect]]\nname = \"{m} holds every 1.x provider of h0, healthy\"\nfrom = \"34m\"\nuntil = \"1h\"\nservice = {{ server = \"{m}\", service = \"h0\", total = {http}, healthy = {http} }}\n"
         );
     }
     routesim::sim::scenario::parse(std::path::Path::new("distro-scale.toml"), &t)

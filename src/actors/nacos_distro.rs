@@ -33,11 +33,10 @@
 //! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
 //!
 //! 1.x HTTP clients: their requests reach the responsible member through the `DistroFilter`
-//! forward (`actors::nacos_filter`), so each `IpPortBasedClient` lives on the member its receiver
-//! maps it to. Not modelled yet: syncing those clients (`DistroClientDataProcessor` for
-//! `IpPortBasedClient`s, copies on the other members, their verify and the beat-check hand-over
-//! when responsibility moves) — a member that stops being responsible keeps its client until its
-//! own beat check expires it.
+//! forward (`actors::nacos_filter`), and the same engine syncs each `IpPortBasedClient` from the
+//! member its `DistroMapper` makes responsible to every other (`nacos::naming::synced_ip`): the
+//! messages carry the client id, `ip:port#true`, and the core tells the kinds apart by its `#`.
+//! When the view moves, responsibility is re-read (`refresh_mapper`) and the beat checks follow.
 
 use crate::actors::env::Env;
 use crate::actors::nacos_server::NacosServer;
@@ -80,6 +79,8 @@ pub struct Distro {
     /// This round's `DistroLoadDataTask`: the peers still to ask, and the request waiting.
     load_queue: Vec<Arc<str>>,
     load_waiting: Option<(MsgId, Arc<str>, Option<ChannelId>)>,
+    /// The view revision the core's `DistroMapper` was last built from.
+    mapper_at: Option<u64>,
 }
 
 impl Distro {
@@ -92,7 +93,7 @@ impl Distro {
     ) -> Self {
         core.borrow_mut().enable_distro();
         let tasks = DistroTasks::new(env.now());
-        Distro {
+        let mut distro = Distro {
             env,
             view,
             core,
@@ -103,7 +104,28 @@ impl Distro {
             loaded: false,
             load_queue: Vec::new(),
             load_waiting: None,
+            mapper_at: None,
+        };
+        distro.refresh_mapper();
+        distro
+    }
+
+    /// `DistroMapper#onEvent` (a `MembersChangeEvent`): the view moved, so this member's
+    /// responsibility for each 1.x client is read again — the checks of a client it now owns
+    /// start here, those of one it no longer owns stop. True if anything changed hands.
+    fn refresh_mapper(&mut self) -> bool {
+        let view = self.view.borrow();
+        if self.mapper_at == Some(view.revision()) {
+            return false;
         }
+        self.mapper_at = Some(view.revision());
+        let mapper = crate::nacos::cluster::DistroMapper::from_view(&view);
+        drop(view);
+        let taken = self.core.borrow_mut().set_mapper(mapper, self.env.now());
+        for client in &taken {
+            self.env.record(NacosNote::DistroTookOver { client: client.clone() });
+        }
+        !taken.is_empty()
     }
 
     /// `DistroLoadDataTask#loadAllDataSnapshotFromRemote`: asks the next peer that is `UP` here;
@@ -153,7 +175,7 @@ impl Distro {
     fn send_sync(&mut self, target: Arc<str>, conn: Arc<str>, op: DistroOp) -> Option<(MsgId, SimDuration)> {
         let data = match op {
             // `getDistroData` at run time: a client gone meanwhile is skipped.
-            DistroOp::Change => Some(Arc::new(self.core.borrow().conn_sync_data(&conn)?)),
+            DistroOp::Change => Some(Arc::new(self.core.borrow().client_sync_data(&conn)?)),
             DistroOp::Delete => None,
         };
         if !self.env.alive() {
@@ -182,7 +204,7 @@ impl Distro {
         if !self.env.alive() || !self.loaded {
             return Vec::new();
         }
-        let natives = self.core.borrow().native_conns();
+        let natives = self.core.borrow().verify_data();
         let from = self.view.borrow().me().clone();
         let mut armed = Vec::new();
         let targets: Vec<Arc<str>> = self.nodes.keys().filter(|t| self.up(t)).cloned().collect();
@@ -243,6 +265,14 @@ impl Distro {
 const VERIFY_REFUSED: &str = "verify failed";
 
 impl NacosServer {
+    /// After the member view may have moved: re-reads responsibility, and wakes the checker if
+    /// it now has clients to check sooner.
+    pub(crate) fn distro_refresh(&mut self) {
+        if self.distro().is_some_and(|d| d.refresh_mapper()) {
+            self.wake_checker();
+        }
+    }
+
     /// Queues the syncs that the last changes call for, and arms the engine's next tick.
     pub(crate) fn distro_collect(&mut self, ctx: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
@@ -291,13 +321,13 @@ impl NacosServer {
             Body::Nacos(NacosMsg::DistroData { from, conn, data }) => {
                 let mut core = d.core.borrow_mut();
                 let changes = match data {
-                    Some(data) => core.apply_conn_sync(now, from, conn, data),
-                    None => core.apply_conn_delete(conn),
+                    Some(data) => core.apply_sync(now, from, conn, data),
+                    None => core.apply_delete(conn),
                 };
                 (Answer::Ok, changes)
             }
             Body::Nacos(NacosMsg::DistroSnapshot { .. }) => {
-                let clients = Arc::new(d.core.borrow().conn_snapshot());
+                let clients = Arc::new(d.core.borrow().snapshot());
                 d.env.send_on(p.channel, Body::Nacos(NacosMsg::DistroSnapshotData { reply_to: p.id, clients }));
                 return true;
             }
@@ -308,7 +338,7 @@ impl NacosServer {
                 let (_, peer, _) = d.load_waiting.take().expect("checked");
                 let mut core = d.core.borrow_mut();
                 let changes: Vec<_> =
-                    clients.iter().flat_map(|(conn, data)| core.apply_conn_sync(now, &peer, conn, data)).collect();
+                    clients.iter().flat_map(|(conn, data)| core.apply_sync(now, &peer, conn, data)).collect();
                 drop(core);
                 d.loaded = true;
                 d.env.record(NacosNote::DistroLoaded { from: peer, clients: clients.len() });
@@ -318,7 +348,7 @@ impl NacosServer {
                 return true;
             }
             Body::Nacos(NacosMsg::DistroVerify { conn, revision, .. }) => {
-                if d.core.borrow_mut().verify_conn(now, conn, *revision) {
+                if d.core.borrow_mut().verify_client(now, conn, *revision) {
                     (Answer::Ok, Vec::new())
                 } else {
                     (Answer::Error { status: 500, message: Arc::from(VERIFY_REFUSED) }, Vec::new())

@@ -196,5 +196,6 @@ impl Handler<ReportTimeout> for NacosServer {
         if let Some(member) = self.membership() {
             member.on_timeout(id);
         }
+        self.distro_refresh();
     }
 }

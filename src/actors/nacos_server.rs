@@ -141,7 +141,7 @@ impl NacosServer {
         }
     }
 
-    fn wake_checker(&self) {
+    pub(crate) fn wake_checker(&self) {
         if self.core.borrow().wake_earlier() {
             if let Some(checker) = &self.checker {
                 checker.do_send(Rearm);
@@ -226,6 +226,7 @@ impl Handler<Packet> for NacosServer {
             return;
         }
         if self.member.as_mut().is_some_and(|m| m.on_packet(&p)) {
+            self.distro_refresh();
             return;
         }
         if self.on_grpc(&p, ctx) {
@@ -281,6 +282,7 @@ impl Handler<Packet> for NacosServer {
                 if let Some(member) = &mut self.member {
                     member.on_report_from(from);
                 }
+                self.distro_refresh();
                 self.reply(&p, Answer::Ok);
                 return;
             }
@@ -315,6 +317,8 @@ impl Handler<Publish> for NacosServer {
             self.queue_pushes(change);
         }
         self.rearm_push(ctx);
+        // The owner's checks change its 1.x clients: Distro sends them on.
+        self.distro_collect(ctx);
     }
 }
 

@@ -134,6 +134,9 @@ pub(crate) fn has_tick(grid: SimTime, since: SimTime, until: SimTime) -> bool {
 /// `enableClientBeat=true` are never checked. (`at_timeout`: the planted `>=` bug, which fires
 /// one millisecond earlier.)
 fn check_threshold(client: &IpPortClient, expire: bool, at_timeout: bool) -> Option<i128> {
+    if !client.responsible {
+        return None; // another member checks it (`InstanceBeatCheckResponsibleInterceptor`)
+    }
     let mut earliest: Option<i128> = None;
     for p in client.publishers.values().filter(|p| !p.timeouts.skip) {
         let last = p.last_heart_beat.millis() as i128;
@@ -246,7 +249,7 @@ impl NamingServer {
     /// every published service.
     pub(crate) fn check_client(&mut self, key: &ClientKey, now: SimTime, out: &mut Vec<Change>) {
         let (at_timeout, expire) = self.schedule.checker_rules(&self.config);
-        let Some(client) = self.clients.get_mut(key) else { return };
+        let Some(client) = self.clients.get_mut(key).filter(|c| c.responsible) else { return };
         let (mut expired, mut changed) = (Vec::new(), false);
         // Strictly greater, as UnhealthyInstanceChecker#doCheck (unless the bug is planted).
         let too_long =
@@ -287,6 +290,9 @@ impl NamingServer {
         }
         if changed {
             self.bump();
+            // Both checkers publish a `ClientChangedEvent`: the copies on the other members
+            // learn the new health, or lose the instance, by Distro.
+            self.mark_ip_dirty(key, false);
         }
     }
 
@@ -309,6 +315,7 @@ impl NamingServer {
             self.unindex_publisher(service, key);
         }
         self.bump();
+        self.mark_ip_dirty(key, true);
         out.push(Change::ClientRemoved {
             client: key.clone(),
             idle,

@@ -184,6 +184,11 @@ pub enum NacosNote {
         from: Arc<str>,
         clients: usize,
     },
+    /// `DistroMapper#onEvent`: this member's view changed and now maps the 1.x client `client`
+    /// (its `ip:port`) to this member, whose beat checks take it over from the copy it holds.
+    DistroTookOver {
+        client: ClientKey,
+    },
     /// `DistroLoadDataTask`: no peer gave a snapshot this round; the next round in 30 s.
     DistroLoadFailed {
         retry_in: SimDuration,
@@ -489,7 +494,7 @@ impl fmt::Display for NacosNote {
                     RegisterSource::Request => "registerInstance",
                     RegisterSource::FullBeat => "full beat from an unknown instance: registered from its body",
                     RegisterSource::Grpc => "InstanceRequest over gRPC (ConnectionBasedClient)",
-                    RegisterSource::Distro => "Distro copy of another member's gRPC client",
+                    RegisterSource::Distro => "Distro copy of another member's client (upgradeClient)",
                 };
                 let new = if *new_client { " (new client, checks every 5s from 5s on)" } else { "" };
                 write!(f, "{service} {client}: {how}, healthy{new}")
@@ -515,6 +520,7 @@ impl fmt::Display for NacosNote {
             | DistroVerifyFailed { .. }
             | DistroCopyExpired { .. }
             | DistroLoaded { .. }
+            | DistroTookOver { .. }
             | DistroLoadFailed { .. }
             | DistroForwarded { .. }
             | DistroForwardFailed { .. } => f.write_str(&super::notes_distro::line(self)),

@@ -21,6 +21,9 @@ pub(crate) fn line(n: &NacosNote) -> String {
         NacosNote::DistroLoaded { from, clients } => {
             format!("Distro snapshot from {from} loaded: {clients} clients copied (DistroLoadDataTask)")
         }
+        NacosNote::DistroTookOver { client } => {
+            format!("Distro: {client} is this member's now; its beat checks run here (DistroMapper#responsible)")
+        }
         NacosNote::DistroLoadFailed { retry_in } => {
             format!("Distro snapshot: no peer answered; next try in {retry_in} (DistroLoadDataTask)")
         }
@@ -62,6 +65,14 @@ pub(crate) fn story(n: &NacosNote) -> String {
              (getDatumSnapshot: all its connection clients, its own and its copies) → processSnapshot: {clients} \
              copies made here (isNative false, lastRenewTime now) → finishInitial: this member's verify task may \
              run from now on"
+        ),
+        NacosNote::DistroTookOver { client } => format!(
+            "DistroMapper#onEvent: a MembersChangeEvent rebuilt this member's healthy list (UP and SUSPICIOUS \
+             members, sorted), and distroHash({client}) % size now lands on this member. The copy it holds \
+             becomes its own: InstanceBeatCheckResponsibleInterceptor stops skipping the client, so \
+             ClientBeatCheckTaskV2 checks it at its next 5 s tick, counting silence from the last beat or from \
+             the last verify that refreshed the copy (ClientBeatUpdateTask); and its changes are synced from here \
+             (DistroClientDataProcessor#isInvalidClient)"
         ),
         NacosNote::DistroLoadFailed { retry_in } => format!(
             "DistroLoadDataTask: no member gave a snapshot (each was not UP, or did not answer within 30 s) → \

@@ -55,7 +55,10 @@ pub(crate) fn line(n: &NacosNote) -> String {
         ConnectionReleased { conn, services, instances } => {
             let list: Vec<String> = services.iter().zip(instances).map(|(s, i)| format!("{s} {i}")).collect();
             let what = if list.is_empty() { "no instances".to_string() } else { list.join(", ") };
-            format!("client {conn} released, instances removed at once: {what} (ConnectionBasedClientManager#clientDisconnected)")
+            // A Distro DELETE names a 1.x client by its `ip:port#true` id (`synced_ip`).
+            let manager =
+                if conn.contains('#') { "EphemeralIpPortClientManager" } else { "ConnectionBasedClientManager" };
+            format!("client {conn} released, instances removed at once: {what} ({manager}#clientDisconnected)")
         }
         other => other.to_string(),
     }
@@ -105,6 +108,11 @@ pub(crate) fn story(n: &NacosNote) -> String {
         }
         ConnUnregistered { .. } => {
             "AddressTransportFilter#transportTerminated (the TCP connection closed) → ConnectionManager#unregister"
+        }
+        ConnectionReleased { conn, .. } if conn.contains('#') => {
+            "a Distro DELETE from the client's owner → DistroClientDataProcessor#processData → \
+             EphemeralIpPortClientManager#clientDisconnected: the copy and all its instances go at once \
+             (ClientDisconnectEvent → ServiceChangedEvent → a push 500 ms on)"
         }
         ConnectionReleased { .. } => {
             "ConnectionBasedClientManager#clientDisConnected → clientDisconnected: the client and all its instances \

@@ -97,13 +97,11 @@ impl Director {
                 members.iter().filter(|m| **m != spec.name).map(|m| (Arc::from(m.as_str()), self.nodes[m])).collect();
             let view = Rc::new(RefCell::new(MemberView::new(&spec.name, peers.keys().cloned())));
             self.env.obs.world.set_nacos_members(&spec.name, Some(view.clone()));
-            // Distro syncs only 2.x clients so far: a cluster without them keeps its agenda as it was.
-            if self.scenario.nacos.apps.iter().any(|a| a.transport == Transport::Grpc) {
-                let core = self.env.obs.world.nacos_server(&spec.name).expect("set above");
-                actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone()));
-                env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
-                env.after(SimDuration::ZERO, server.clone(), LoadTick);
-            }
+            // Distro syncs both kinds of client: 2.x connections and 1.x ip-port clients.
+            let core = self.env.obs.world.nacos_server(&spec.name).expect("set above");
+            actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone()));
+            env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
+            env.after(SimDuration::ZERO, server.clone(), LoadTick);
             actor.set_filter(DistroFilter::new(env.part("filter"), view.clone(), peers.clone()));
             actor.set_membership(Membership::new(env.part("member"), view, peers));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);

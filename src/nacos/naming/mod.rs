@@ -37,6 +37,9 @@ mod metadata;
 mod metadata_tests;
 mod ops;
 mod synced;
+mod synced_ip;
+#[cfg(test)]
+mod synced_ip_tests;
 #[cfg(test)]
 mod synced_tests;
 #[cfg(test)]
@@ -178,6 +181,13 @@ pub struct IpPortClient {
     pub(crate) publishers: PublishMap,
     pub subscriptions: BTreeSet<ServiceKey>,
     pub(crate) sched: ClientSched,
+    /// `AbstractClient.revision`: moved by every register and deregister here
+    /// (`recalculateRevision`), taken from the sync data on a Distro copy (`upgradeClient`).
+    pub revision: u64,
+    /// `DistroMapper#responsible(responsibleId)` under this member's current view: only then
+    /// does `ClientBeatCheckTaskV2` check it (`InstanceBeatCheckResponsibleInterceptor`). Always
+    /// true on a standalone server. Kept here, refreshed when the view moves (`set_mapper`).
+    pub responsible: bool,
 }
 
 impl IpPortClient {
@@ -278,6 +288,8 @@ pub struct NamingServer {
     /// Own connection clients changed since the Distro part last looked: true for a disconnect
     /// (`ClientDisconnectEvent` → DELETE), false for a change (`ClientChangedEvent` → CHANGE).
     pub(crate) distro_dirty: BTreeMap<Arc<str>, bool>,
+    /// A clustered member's `DistroMapper`, as of its view's last change; `None` standalone.
+    pub(crate) mapper: Option<crate::nacos::cluster::DistroMapper>,
     revision: u64,
 }
 
@@ -298,6 +310,7 @@ impl NamingServer {
             conn_publishers: BTreeMap::new(),
             distro_enabled: false,
             distro_dirty: BTreeMap::new(),
+            mapper: None,
             revision: 0,
         }
     }

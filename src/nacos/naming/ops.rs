@@ -22,6 +22,8 @@ impl NamingServer {
             publishers: Default::default(),
             subscriptions: BTreeSet::new(),
             sched: ClientSched::new(now),
+            revision: 0,
+            responsible: self.responsible_for(key),
         };
         self.clients.insert(key.clone(), client);
         true
@@ -46,9 +48,11 @@ impl NamingServer {
         let client = self.clients.get_mut(&key).expect("created above");
         client.publishers.insert(service.clone(), published);
         client.last_updated = now;
+        client.revision += 1;
         self.publishers.entry(service.clone()).or_default().insert(key.clone());
         self.bump();
         self.reschedule(&key, now);
+        self.mark_ip_dirty(&key, false);
         let changes = vec![Change::Registered { service: service.clone(), client: key, new_client, source }];
         self.metadata_events(now, &changes);
         changes
@@ -66,8 +70,10 @@ impl NamingServer {
         client.last_updated = now;
         let mut changes = Vec::new();
         if removed.is_some() {
+            client.revision += 1;
             self.unindex_publisher(&req.service, &key);
             self.bump();
+            self.mark_ip_dirty(&key, false);
             changes.push(Change::Deregistered { service: req.service.clone(), client: key.clone() });
         }
         self.reschedule(&key, now);
@@ -136,6 +142,7 @@ impl NamingServer {
         }
         if !changes.is_empty() {
             self.bump();
+            self.mark_ip_dirty(&key, false);
         }
         self.reschedule(&key, now);
         (self.beat_answer(&req.service, &key, cluster, CODE_OK), changes)
@@ -173,6 +180,8 @@ impl NamingServer {
         let light_beat_enabled = config.light_beat_enabled;
         if !changes.is_empty() {
             self.bump();
+            // `ClientBeatProcessorV2`: the flip back to healthy is a `ClientChangedEvent` too.
+            self.mark_ip_dirty(key, false);
         }
         let reply = BeatReply { client_beat_interval: interval, code: CODE_OK, light_beat_enabled };
         Some((Answer::Beat(reply), changes))

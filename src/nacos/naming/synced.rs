@@ -33,7 +33,7 @@ pub struct ConnSyncData {
 
 /// `InstancePublishInfo#equals`: ip, port, healthy, cluster and the metadata (`extendDatum`) —
 /// not the time it was last vouched for.
-fn same_publish(a: &Published, b: &Published) -> bool {
+pub(super) fn same_publish(a: &Published, b: &Published) -> bool {
     a.ip == b.ip && a.port == b.port && a.healthy == b.healthy && a.cluster == b.cluster && a.metadata == b.metadata
 }
 
@@ -51,31 +51,55 @@ impl NamingServer {
 
     /// `DistroClientDataProcessor#getDistroData` → `generateSyncData`, read when the sync task
     /// runs (not when it was queued): `None` if the client is gone by then ("with null data to
-    /// sync, skip").
-    pub fn conn_sync_data(&self, conn: &Arc<str>) -> Option<ConnSyncData> {
-        self.conns.get(conn).filter(|c| c.native).map(sync_data)
+    /// sync, skip"). `id` is a connection's or an ip-port client's (`synced_ip`).
+    pub fn client_sync_data(&self, id: &Arc<str>) -> Option<ConnSyncData> {
+        match super::synced_ip::ip_client_key(id) {
+            Some(key) => self.ip_sync_data(&key),
+            None => self.conns.get(id).filter(|c| c.native).map(sync_data),
+        }
     }
 
     /// `getVerifyData`: `(clientId, revision)` of every client this member is responsible for
-    /// — for connection clients, the native ones (`ConnectionBasedClientManager#isResponsibleClient`).
-    pub fn native_conns(&self) -> Vec<(Arc<str>, u64)> {
-        self.conns.iter().filter(|(_, c)| c.native).map(|(id, c)| (id.clone(), c.revision)).collect()
+    /// — the native connection clients (`ConnectionBasedClientManager#isResponsibleClient`),
+    /// then the ip-port clients its `DistroMapper` gives it.
+    pub fn verify_data(&self) -> Vec<(Arc<str>, u64)> {
+        let conns = self.conns.iter().filter(|(_, c)| c.native).map(|(id, c)| (id.clone(), c.revision));
+        conns.chain(self.responsible_ip_clients()).collect()
     }
 
-    /// `DistroClientDataProcessor#getDatumSnapshot`: every connection client here, native or a
-    /// copy, as its sync data, in id order.
-    pub fn conn_snapshot(&self) -> Vec<(Arc<str>, ConnSyncData)> {
-        self.conns.iter().map(|(id, c)| (id.clone(), sync_data(c))).collect()
+    /// `DistroClientDataProcessor#getDatumSnapshot`: every client here, native or a copy, as its
+    /// sync data: connections in id order, then ip-port clients.
+    pub fn snapshot(&self) -> Vec<(Arc<str>, ConnSyncData)> {
+        let conns = self.conns.iter().map(|(id, c)| (id.clone(), sync_data(c)));
+        conns.chain(self.ip_snapshot()).collect()
     }
 
-    /// CHANGE from `owner`: `syncClientConnected` (a copy, renewed now) then `upgradeClient`.
-    pub fn apply_conn_sync(
-        &mut self,
-        now: SimTime,
-        owner: &Arc<str>,
-        conn: &Arc<str>,
-        data: &ConnSyncData,
-    ) -> Vec<Change> {
+    /// CHANGE from `owner` for client `id`: `syncClientConnected` then `upgradeClient`.
+    pub fn apply_sync(&mut self, now: SimTime, owner: &Arc<str>, id: &Arc<str>, data: &ConnSyncData) -> Vec<Change> {
+        match super::synced_ip::ip_client_key(id) {
+            Some(key) => self.apply_ip_sync(now, &key, data),
+            None => self.apply_conn_sync(now, owner, id, data),
+        }
+    }
+
+    /// DELETE from the owner of client `id`.
+    pub fn apply_delete(&mut self, id: &Arc<str>) -> Vec<Change> {
+        match super::synced_ip::ip_client_key(id) {
+            Some(key) => self.apply_ip_delete(&key, id),
+            None => self.apply_conn_delete(id),
+        }
+    }
+
+    /// VERIFY of client `id` at `revision`: true if the copy is there and agrees.
+    pub fn verify_client(&mut self, now: SimTime, id: &Arc<str>, revision: u64) -> bool {
+        match super::synced_ip::ip_client_key(id) {
+            Some(key) => self.verify_ip(now, &key, revision),
+            None => self.verify_conn(now, id, revision),
+        }
+    }
+
+    /// A connection client's copy: created (renewed now) if absent, then upgraded.
+    fn apply_conn_sync(&mut self, now: SimTime, owner: &Arc<str>, conn: &Arc<str>, data: &ConnSyncData) -> Vec<Change> {
         let client = self.conns.entry(conn.clone()).or_insert_with(|| ConnClient {
             native: false,
             owner: Some(owner.clone()),
@@ -123,7 +147,7 @@ impl NamingServer {
     }
 
     /// DELETE from the owner: `ConnectionBasedClientManager#clientDisconnected` on the copy.
-    pub fn apply_conn_delete(&mut self, conn: &Arc<str>) -> Vec<Change> {
+    fn apply_conn_delete(&mut self, conn: &Arc<str>) -> Vec<Change> {
         if self.conns.get(conn).is_none_or(|c| c.native) {
             return Vec::new();
         }
@@ -131,7 +155,7 @@ impl NamingServer {
     }
 
     /// `ConnectionBasedClientManager#verifyClient`: renews the copy if the revisions agree.
-    pub fn verify_conn(&mut self, now: SimTime, conn: &Arc<str>, revision: u64) -> bool {
+    fn verify_conn(&mut self, now: SimTime, conn: &Arc<str>, revision: u64) -> bool {
         let Some(c) = self.conns.get_mut(conn) else { return false };
         if revision != 0 && c.revision != revision {
             return false;

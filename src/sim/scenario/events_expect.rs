@@ -88,6 +88,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "distro_sync_failed",
             "distro_verify_failed",
             "distro_loaded",
+            "distro_took_over",
             "distro_load_failed",
             "distro_copy_expired",
             "distro_forwarded",

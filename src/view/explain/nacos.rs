@@ -126,8 +126,10 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         ShutdownComplete => "the shutdown hook has run: the process exits".to_string(),
         InstanceRegistered { service, client, source: RegisterSource::Distro, .. } => format!(
             "DistroDataRequestHandler → DistroProtocol#onReceive → DistroClientDataProcessor#processData: \
-             syncClientConnected (a copy, isNative false) + upgradeClient put {} for {service} → \
-             ClientRegisterServiceEvent → ServiceChangedEvent (a push 500 ms on, to this member's subscribers)",
+             syncClientConnected (ClientManagerDelegate by the client id: a connection's copy, isNative false, \
+             or for a 1.x id ip:port#true an IpPortBasedClient whose beat checks run only on the member \
+             DistroMapper makes responsible) + upgradeClient put {} for {service} → ClientRegisterServiceEvent → \
+             ServiceChangedEvent (a push 500 ms on, to this member's subscribers)",
             who(service, client)
         ),
         InstanceRegistered { service, client, new_client, source } => {
@@ -270,6 +272,7 @@ pub(super) fn story(n: &NacosNote, actor: &str, world: &World, told: &mut BTreeS
         | DistroVerifyFailed { .. }
         | DistroCopyExpired { .. }
         | DistroLoaded { .. }
+        | DistroTookOver { .. }
         | DistroLoadFailed { .. }
         | DistroForwarded { .. }
         | DistroForwardFailed { .. } => crate::nacos::notes_distro::story(n),

@@ -274,6 +274,7 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         DistroVerifyFailed { target, conn } => d.note(a, t, &format!("{target} failed the verify of {conn}: resync")),
         DistroCopyExpired { conn, idle } => d.note(a, t, &format!("copy {conn} expired ({idle} unverified)")),
         DistroLoaded { from, clients } => d.note(a, t, &format!("snapshot from {from}: {clients} clients copied")),
+        DistroTookOver { client } => d.note(a, t, &format!("{client} is mine now: checks run here")),
         DistroLoadFailed { retry_in } => d.note(a, t, &format!("no snapshot: next try in {retry_in}")),
         DistroForwarded { api, target, .. } => d.arrow(a, target, "->>", t, &format!("DistroFilter: {api}")),
         DistroForwardFailed { target, failure, .. } => d.arrow(a, target, "-x", t, &format!("DistroFilter: {failure}")),

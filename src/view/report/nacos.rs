@@ -176,7 +176,7 @@ pub(super) fn rows(b: &mut Builder, cast: &Cast, a: &str, t: SimTime, n: &NacosN
         MemberReportIn { .. } => b.mark(a, t, "healthy", detail()),
         DistroSyncFailed { .. } | DistroVerifyFailed { .. } => b.mark(a, t, "drop", detail()),
         DistroCopyExpired { .. } => b.mark(a, t, "unhealthy", detail()),
-        DistroLoaded { .. } => b.mark(a, t, "other", detail()),
+        DistroLoaded { .. } | DistroTookOver { .. } => b.mark(a, t, "other", detail()),
         DistroLoadFailed { .. } => b.mark(a, t, "drop", detail()),
         DistroForwarded { .. } => b.mark(a, t, "other", detail()),
         DistroForwardFailed { .. } => b.mark(a, t, "drop", detail()),

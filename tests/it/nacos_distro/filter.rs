@@ -1,6 +1,9 @@
 //! `DistroFilter` in whole runs: a 1.x request goes to the member its receiver's `DistroMapper`
 //! names for the instance (Nacos 2.x `naming/web/DistroFilter#doFilter`).
 //!
+//! Each owner syncs its clients to the other members (`DistroClientDataProcessor`, 1 s later), so
+//! every member holds every instance; only the owner checks beats.
+//!
 //! Both instances send only to nacos1 (`servers = ["nacos1"]`, a domain: each call is tried 3
 //! times). Owners (the table in `nacos_distro.rs`): `a` = 10.1.0.1:8080 → nacos3 over three
 //! members, nacos2 over [nacos1, nacos2]; `c` = 10.1.0.3:8080 → nacos1 over three.
@@ -54,10 +57,8 @@ fn holds(extra: &str) {
     run_holds(&format!("{FILTER}{extra}"));
 }
 
-/// By `at`, `server` registered `instance` itself (`instance_registered`) `count` times. Whether
-/// another member *holds* the instance is not what the filter decides: in Nacos the owner syncs
-/// it to the others 1 s later (`DistroClientDataProcessor`), which routesim does not model for
-/// 1.x clients yet, so these tests never claim an instance is absent from a non-owner.
+/// By `at`, `server` put `instance` in its tables (`instance_registered`: a register it handled,
+/// or a Distro copy) `count` times.
 fn registered_by(at: &str, server: &str, instance: &str, count: u32) -> String {
     format!(
         "\n[[expect]]\nname = \"by {at} {server} registered {instance} {count} times\"\nat = \"{at}\"\n\
@@ -70,12 +71,22 @@ fn a_register_for_another_members_instance_is_proxied_and_lands_on_that_member_o
     let claims = [
         state_at("0.005s", "nacos3", "a", "absent"),
         state_at("0.006s", "nacos3", "a", "healthy"),
-        // Registered by the owner only: not by the member the client talks to, nor the third.
+        // The owner syncs it to the others (`DistroProtocol#sync`, 1 s delay on the 100 ms
+        // engine grid: the task added at 0.006 runs at 1.100). nacos1 hears it at 1.101 on the
+        // connection its proxy opened; nacos2 at 1.103, over a new one (SYN, SYN-ACK, request).
+        state_at("1.100s", "nacos1", "a", "absent"),
+        state_at("1.101s", "nacos1", "a", "healthy"),
+        state_at("1.102s", "nacos2", "a", "absent"),
+        state_at("1.103s", "nacos2", "a", "healthy"),
+        // Registered once everywhere: by the owner's controller, and as one copy on each other
+        // member — the beats go to the owner only, and verify keeps the copies without a resync.
         registered_by("40s", "nacos3", "a", 1),
-        registered_by("40s", "nacos1", "a", 0),
-        registered_by("40s", "nacos2", "a", 0),
-        // The proxied beats keep it healthy past the 15 s unhealthy and 30 s delete timeouts.
+        registered_by("40s", "nacos1", "a", 1),
+        registered_by("40s", "nacos2", "a", 1),
+        // The proxied beats keep it healthy past the 15 s unhealthy and 30 s delete timeouts, on
+        // the owner and (by verify, `ClientBeatUpdateTask`) on the copies.
         state_at("40s", "nacos3", "a", "healthy"),
+        state_at("40s", "nacos1", "a", "healthy"),
     ];
     holds(&claims.concat());
 }
@@ -88,8 +99,12 @@ fn a_register_for_the_receiving_members_own_instance_is_handled_there() {
         state_at("0.003s", "nacos1", "c", "healthy"),
         state_at("40s", "nacos1", "c", "healthy"),
         registered_by("40s", "nacos1", "c", 1),
-        registered_by("40s", "nacos2", "c", 0),
-        registered_by("40s", "nacos3", "c", 0),
+        // Copies, synced at the engine tick 1.100 (registered 0.003, plus 1 s): both peers
+        // already have connections open to nacos1 from its snapshot load at start.
+        state_at("1.100s", "nacos2", "c", "absent"),
+        state_at("1.101s", "nacos2", "c", "healthy"),
+        registered_by("40s", "nacos2", "c", 1),
+        registered_by("40s", "nacos3", "c", 1),
     ];
     holds(&claims.concat());
 }
@@ -104,11 +119,10 @@ fn when_the_owner_is_down_the_beats_go_to_the_new_owner() {
     // connection): nacos1 now maps a to nacos2 and proxies it there on the connection its reports
     // keep open: it arrives at 25.026.
     //
-    // What nacos2 does with it is where routesim is not Nacos yet. In Nacos nacos2 holds a copy
-    // of a (the owner synced it a second after the register), so the beat finds it and renews it.
-    // routesim does not sync 1.x clients yet: nacos2 answers 20404 and a registers again there
-    // (healthy at 25.030). So this test claims only the routing, and that a is served by nacos2
-    // after the move, which both agree on.
+    // nacos2 holds a copy of a (nacos3 synced it at 1.103, and its verifies renewed it until the
+    // kill), and its own view made it responsible at 21.002 (`DistroMapper#onEvent`), so the beat
+    // finds the instance and renews it: no 20404, no second registration. The copy's checks count
+    // silence from the last verify (by 20 s), so it is never unhealthy in between.
     let kill = "\n[[fault]]\nat = \"20s\"\ncrash = \"nacos3\"\n";
     let forwarded = |at: &str, count: u32| {
         format!(
@@ -117,12 +131,21 @@ fn when_the_owner_is_down_the_beats_go_to_the_new_owner() {
              where = {{ target = \"nacos2\" }}, count = {count} }}\n"
         )
     };
+    let took_over = |at: &str, count: u32| {
+        format!(
+            "\n[[expect]]\nname = \"by {at} nacos2 took a over {count} times\"\nat = \"{at}\"\n\
+             events = {{ kind = \"distro_took_over\", actor = \"nacos2/distro\", instance = \"a\", count = {count} }}\n"
+        )
+    };
     let claims = [
         super::maps("21.001s", "nacos1", "a", "nacos3"),
         super::maps("21.002s", "nacos1", "a", "nacos2"),
         forwarded("25.024s", 0),
         forwarded("25.025s", 1),
         state_at("40s", "nacos2", "a", "healthy"),
+        registered_by("40s", "nacos2", "a", 1),
+        took_over("21.001s", 0),
+        took_over("21.002s", 1),
     ];
     holds(&format!("{kill}{}", claims.concat()));
 }
