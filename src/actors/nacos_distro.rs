@@ -26,11 +26,15 @@
 //!   start): a copy not renewed by a verify for over 3 min goes.
 //!
 //! Transport: Nacos sends these over its cluster gRPC client (`ClusterRpcClientProxy#asyncRequest`)
-//! with the timeouts above; the sim sends them as requests on a pooled connection between the
-//! two members' processes, so partitions, kills and pauses reach them like any other traffic.
-//! That pool is the one the member reports use, so a report's read timeout, which closes its
-//! connection, also fails a Distro request waiting on it — up to 3 s before the request's own
-//! timeout would have. Java's cluster gRPC connection is separate from the HTTP reports'.
+//! with the timeouts above; the sim sends them as requests on pooled connections between the two
+//! members' processes, so partitions, kills and pauses reach them like any other traffic. Those
+//! connections are the member reports' (`nacos_member::REPORT_POOL`), not a pool of their own:
+//! Java's cluster client opens its connection at start-up and, when its health check fails
+//! (`RpcClient#healthCheck`), drops it and reconnects — which the sim does not model. Sharing
+//! the reports' connections stands in for that: a report's read timeout closes a connection lost
+//! in a cut, and the next Distro request opens a fresh one (it also fails a Distro request
+//! waiting on it, up to 3 s before the request's own timeout would have). The `DistroFilter`
+//! proxy, a separate HTTP client in Java, has its own pool.
 //!
 //! 1.x HTTP clients: their requests reach the responsible member through the `DistroFilter`
 //! forward (`actors::nacos_filter`), and the same engine syncs each `IpPortBasedClient` from the
@@ -39,6 +43,7 @@
 //! When the view moves, responsibility is re-read (`refresh_mapper`) and the beat checks follow.
 
 use crate::actors::env::Env;
+use crate::actors::nacos_member::REPORT_POOL;
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::network::TimerId;
 use crate::nacos::cluster::sync::{
@@ -138,7 +143,7 @@ impl Distro {
             }
             let from = self.view.borrow().me().clone();
             let body = Body::Nacos(NacosMsg::DistroSnapshot { from });
-            let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&peer], body);
+            let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&peer], body, REPORT_POOL);
             self.load_waiting = Some((sent.id, peer, sent.channel));
             return Ok((sent.id, LOAD_TIMEOUT));
         }
@@ -187,7 +192,7 @@ impl Distro {
         }
         let from = self.view.borrow().me().clone();
         let body = Body::Nacos(NacosMsg::DistroData { from, conn: conn.clone(), data });
-        let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body);
+        let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body, REPORT_POOL);
         self.inflight.insert(sent.id, Sent { target, conn, op: Some(op), channel: sent.channel });
         Some((sent.id, SYNC_TIMEOUT))
     }
@@ -212,7 +217,7 @@ impl Distro {
             for (conn, revision) in &natives {
                 let body =
                     Body::Nacos(NacosMsg::DistroVerify { from: from.clone(), conn: conn.clone(), revision: *revision });
-                let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body);
+                let sent = self.env.net.send_via_pooled(self.env.node, self.nodes[&target], body, REPORT_POOL);
                 let s = Sent { target: target.clone(), conn: conn.clone(), op: None, channel: sent.channel };
                 self.inflight.insert(sent.id, s);
                 armed.push((sent.id, VERIFY_TIMEOUT));

@@ -6,14 +6,11 @@
 //!
 //! Transport: Java proxies with the naming module's synchronous `HttpClient#request` (its own
 //! Apache connection pool), connect and read timeouts 2 s each. The sim sends it as a request on
-//! the pooled connection between the two members' processes — the one the member reports and
-//! Distro use — so partitions, kills and pauses reach it like any other traffic. A connect still
-//! in progress after 2 s is abandoned (closed: pooled sends never queue behind a connect, so it is
-//! this request's own). A read timeout does not close the connection: in Java it belongs to the
-//! filter's pool alone, and closing the sim's shared one would fail the reports on it. The other
-//! way round it does happen: a member report's read timeout closes the shared connection, and a
-//! proxied call waiting on it fails then ("connection closed") — where Java's would run to its
-//! own 2 s read timeout.
+//! a pooled connection between the two members' processes (`PROXY_POOL`, apart from the member
+//! reports' and Distro's), so partitions, kills and pauses reach it like any other traffic. A
+//! connect still in progress after 2 s is abandoned, and a connection whose answer did not come
+//! within the 2 s read timeout is closed (Apache's pool discards it): the next proxied call
+//! connects anew.
 
 use crate::actors::env::Env;
 use crate::actors::nacos_server::NacosServer;
@@ -24,13 +21,17 @@ use crate::nacos::notes::NacosNote;
 use crate::nacos::wire::{Answer, NacosMsg};
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::{ChannelId, NodeId};
-use crate::sim::network::ConnectFailure;
+use crate::sim::network::{ConnectFailure, Pool};
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
+
+/// The proxy's HTTP client (naming's `HttpClient#request`, a synchronous rest template): its own
+/// connections, apart from the member reports' (and Distro's, which share those).
+pub const PROXY_POOL: Pool = Pool(2);
 
 /// One proxied request waiting for the target's answer.
 struct Proxy {
@@ -75,7 +76,7 @@ impl DistroFilter {
         }
         let from = self.view.borrow().me().clone();
         let body = Body::Nacos(NacosMsg::Proxied { from, req: Arc::new(msg.clone()) });
-        let sent = self.env.net.send_via_pooled(self.env.node, node, body);
+        let sent = self.env.net.send_via_pooled(self.env.node, node, body, PROXY_POOL);
         let (api, tag) = (msg.kind(), Arc::<str>::from(tag));
         self.env.record(NacosNote::DistroForwarded { api, client: tag.clone(), target: target.clone() });
         let proxy = Proxy { client_channel: p.channel, client_msg: p.id, api, tag, target, channel: sent.channel };
@@ -193,7 +194,12 @@ impl Handler<ProxyTimeout> for NacosServer {
             Some((_, Some(up))) if up + PROXY_READ_TIMEOUT > now => {
                 f.env.after((up + PROXY_READ_TIMEOUT).since(now), ctx.address(), ProxyTimeout(id));
             }
-            Some((_, Some(_))) => f.fail(id, Failure::ReadTimeout),
+            // Apache's client discards a connection whose response timed out (it cannot be read
+            // past): the next proxied call opens a fresh one.
+            Some((c, Some(_))) => {
+                f.fail(id, Failure::ReadTimeout);
+                f.env.net.close(f.env.node, c, "read timed out");
+            }
             // Still connecting after 2 s: the connect is given up.
             Some((c, None)) => {
                 f.fail(id, Failure::ConnectTimeout);

@@ -28,7 +28,7 @@ use crate::nacos::notes::NacosNote;
 use crate::nacos::wire::{Answer, NacosMsg};
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::{ChannelId, NodeId};
-use crate::sim::network::ConnectFailure;
+use crate::sim::network::{ConnectFailure, Pool};
 use crate::sim::packet::{Body, MsgId, Notice, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -42,6 +42,10 @@ pub const FIRST_REPORT_DELAY: SimDuration = SimDuration::from_secs(5);
 pub const REPORT_PERIOD: SimDuration = SimDuration::from_millis(2_000);
 /// `DefaultHttpClientFactory`: read timeout `nacos.http.timeout >> 1` = 2.5 s.
 pub const REPORT_READ_TIMEOUT: SimDuration = SimDuration::from_millis(2_500);
+
+/// The member reports' HTTP client (`ServerMemberManager`'s `NacosAsyncRestTemplate`): its own
+/// connections, apart from the `DistroFilter` proxy's. Distro shares them (see `nacos_distro`).
+pub const REPORT_POOL: Pool = Pool(1);
 
 /// One report on the wire.
 struct Probe {
@@ -74,7 +78,8 @@ impl Membership {
         if !self.env.alive() {
             return None; // a dead incarnation's timer
         }
-        let sent = self.env.net.send_via_pooled(self.env.node, node, Body::Nacos(NacosMsg::MemberReport { from: me }));
+        let body = Body::Nacos(NacosMsg::MemberReport { from: me });
+        let sent = self.env.net.send_via_pooled(self.env.node, node, body, REPORT_POOL);
         // Connected: the read timeout runs from now (or from when the connection is up). Still
         // connecting (or no channel at all): the network's connect failure ends it earlier; this
         // deadline only bounds a connect that succeeded late.

@@ -21,7 +21,7 @@ use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::invariants::Arrival;
-use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, ProcState, Seg, SendOutcome};
+use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, Pool, ProcState, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
@@ -268,9 +268,9 @@ impl Net {
     }
 
     /// `send_via` for a pooling client: never queued behind a connect in progress (see
-    /// `NetCore::send_how`).
-    pub fn send_via_pooled(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
-        self.send_via_how(from, to, body, Lease::Pooled)
+    /// `NetCore::send_how`), on the connections of `pool`.
+    pub fn send_via_pooled(&self, from: NodeId, to: NodeId, body: Body, pool: Pool) -> Sent {
+        self.send_via_how(from, to, body, Lease::Pooled(pool))
     }
 
     /// `send_via` on a new connection, even if one to `to` is open (see `Lease::Fresh`).

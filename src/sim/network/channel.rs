@@ -10,6 +10,8 @@ pub struct Channel {
     pub id: ChannelId,
     pub client: NodeId,
     pub server: NodeId,
+    /// The client's pool this connection belongs to (see `Pool`).
+    pub pool: super::Pool,
     /// Whether each end's application still holds its socket.
     pub open_at_client: bool,
     pub open_at_server: bool,
@@ -32,6 +34,7 @@ impl Channel {
             id,
             client,
             server,
+            pool: super::Pool::DEFAULT,
             open_at_client: true,
             open_at_server: true,
             connected_at,

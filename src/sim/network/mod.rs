@@ -179,8 +179,9 @@ pub struct NetCore {
     pub connect_timeout: SimDuration,
     procs: Vec<Proc>,
     channels: Channels,
-    /// The channel each client currently uses towards each server (looked up, never iterated).
-    current: FxHashMap<(NodeId, NodeId), ChannelId>,
+    /// The channel each client currently uses towards each server, per pool (looked up, never
+    /// iterated).
+    current: FxHashMap<(NodeId, NodeId, Pool), ChannelId>,
     next_channel: u64,
 }
 
@@ -234,7 +235,8 @@ impl NetCore {
 
     /// The channel `client` currently uses towards `server`, if it is open at the client.
     pub fn current_channel(&self, client: NodeId, server: NodeId) -> Option<ChannelId> {
-        self.current.get(&(client, server)).copied().filter(|id| self.channels[id].open_at_client)
+        let key = (client, server, Pool::DEFAULT);
+        self.current.get(&key).copied().filter(|id| self.channels[id].open_at_client)
     }
 
     /// Channels open at `node`'s end, in id order.
@@ -284,15 +286,19 @@ impl NetCore {
         rng: &mut SimRng,
         lease: Lease,
     ) -> SendOutcome {
-        let existing = self.current.get(&(from, to)).copied();
+        let pool = match lease {
+            Lease::Pooled(pool) => pool,
+            Lease::Reuse | Lease::Fresh => Pool::DEFAULT,
+        };
+        let existing = self.current.get(&(from, to, pool)).copied();
         let usable = |c: &Channel| match lease {
             Lease::Reuse => c.open_at_client,
-            Lease::Pooled => c.open_at_client && c.syn.is_none(),
+            Lease::Pooled(_) => c.open_at_client && c.syn.is_none(),
             Lease::Fresh => false,
         };
         let (channel, opened) = match existing.filter(|id| usable(&self.channels[id])) {
             Some(id) => (id, false),
-            None => match self.connect(now, from, to, rng) {
+            None => match self.connect(now, from, to, pool, rng) {
                 Ok(id) => (id, true),
                 Err(outcome) => return outcome,
             },
@@ -399,7 +405,14 @@ impl NetCore {
     /// Opens a connection: the SYN and its answer take a round trip. A SYN that finds no answer
     /// is sent again after 1 s, 2 s, 4 s... (`TCP_TIMEOUT_INIT`), each time against the links as
     /// they are then, until the application's connect timeout.
-    fn connect(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<ChannelId, SendOutcome> {
+    fn connect(
+        &mut self,
+        now: SimTime,
+        from: NodeId,
+        to: NodeId,
+        pool: Pool,
+        rng: &mut SimRng,
+    ) -> Result<ChannelId, SendOutcome> {
         let answered = self.syn_exchange(from, to, rng);
         let rtt = self.rtt(from, to);
         if answered.is_ok() && self.proc(to).state == ProcState::Down {
@@ -408,12 +421,13 @@ impl NetCore {
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
         let mut c = Channel::new(id, from, to, now + rtt);
+        c.pool = pool;
         if answered.is_err() {
             let due = now + tcp::SYN_RTO.min(self.connect_timeout);
             c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due, attempts: 0 });
         }
         self.channels.insert(id, c);
-        self.current.insert((from, to), id);
+        self.current.insert((from, to, pool), id);
         Ok(id)
     }
 
@@ -592,8 +606,8 @@ impl NetCore {
     /// A connection that never came up: gone from both tables.
     fn discard(&mut self, channel: ChannelId) {
         if let Some(c) = self.channels.get(&channel) {
-            if self.current.get(&(c.client, c.server)) == Some(&channel) {
-                self.current.remove(&(c.client, c.server));
+            if self.current.get(&(c.client, c.server, c.pool)) == Some(&channel) {
+                self.current.remove(&(c.client, c.server, c.pool));
             }
         }
         self.channels.remove(&channel);
@@ -601,8 +615,8 @@ impl NetCore {
 
     fn forget_current(&mut self, channel: ChannelId) {
         let Some(c) = self.channels.get(&channel) else { return };
-        if !c.open_at_client && self.current.get(&(c.client, c.server)) == Some(&channel) {
-            self.current.remove(&(c.client, c.server));
+        if !c.open_at_client && self.current.get(&(c.client, c.server, c.pool)) == Some(&channel) {
+            self.current.remove(&(c.client, c.server, c.pool));
         }
     }
 
@@ -661,6 +675,18 @@ impl NetCore {
 #[cfg(test)]
 mod tests;
 
+/// One of a process's client connection pools. Each pool has its own current connection to each
+/// server: a process whose separate clients keep separate connections to the same peer (a Nacos
+/// member's HTTP client for member reports, its `DistroFilter` proxy client and its cluster gRPC
+/// client) uses one pool per client, so a read timeout that closes one client's connection does
+/// not fail another client's request. Everything else uses [`Pool::DEFAULT`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Pool(pub u8);
+
+impl Pool {
+    pub const DEFAULT: Pool = Pool(0);
+}
+
 /// How a client write finds its channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lease {
@@ -668,8 +694,9 @@ pub enum Lease {
     Reuse,
     /// As a pooling HTTP client sends: a request does not wait behind a connection still being
     /// set up (another request's), it leases a new one, which becomes the current channel. The
-    /// older connect goes on alone and fails or succeeds for its request.
-    Pooled,
+    /// older connect goes on alone and fails or succeeds for its request. The connections are
+    /// the given pool's, apart from the process's other clients' (see [`Pool`]).
+    Pooled(Pool),
     /// Always a new connection, which becomes the current channel — a gRPC client's new
     /// `ManagedChannel` while its old connection to the same server is still open.
     Fresh,
