@@ -497,7 +497,9 @@ impl fmt::Display for NacosNote {
                     RegisterSource::Distro => "Distro copy of another member's client (upgradeClient)",
                 };
                 let new = if *new_client { " (new client, checks every 5s from 5s on)" } else { "" };
-                write!(f, "{service} {client}: {how}, healthy{new}")
+                // A copy takes the owner's health, whatever it is; the others register healthy.
+                let health = if *source == RegisterSource::Distro { "" } else { ", healthy" };
+                write!(f, "{service} {client}: {how}{health}{new}")
             }
             InstanceDeregistered { service, client } => write!(f, "{service} {client}: deregistered"),
             BeatNotFound { service, client } => {

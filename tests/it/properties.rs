@@ -2,8 +2,9 @@
 //! event and replay identically; and the properties must be able to fail — a planted bug is
 //! caught, shrunk, and saved as a scenario that replays it.
 //!
-//! Both models are covered: RocketMQ clusters ([`gen::scenario`]) and Nacos naming servers with
-//! beating instances ([`gen_nacos::scenario`]). Case counts are sized for CI on two cores;
+//! Every model is covered: RocketMQ clusters ([`gen::scenario`]), Nacos naming servers with
+//! beating instances ([`gen_nacos::scenario`]) and Nacos Distro clusters with both kinds of
+//! client ([`gen_nacos::cluster::scenario`]). Case counts are sized for CI on two cores;
 //! `PROPTEST_CASES=1000 cargo test --release --test it properties::` (or `routesim explore --cases N`)
 //! searches harder.
 
@@ -49,6 +50,22 @@ proptest! {
     #[test]
     fn generated_nacos_clusters_keep_every_invariant_and_replay_identically(s in gen_nacos::scenario()) {
         keeps_invariants(&s)?;
+    }
+}
+
+proptest! {
+    // A cluster case runs minutes of virtual time past its last fault (`distro_agreement`'s
+    // settling time and one copy lifetime): fewer cases.
+    #![proptest_config(ProptestConfig { cases: cases(24), max_shrink_iters: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_nacos_distro_clusters_agree_once_healed_and_replay_identically(s in gen_nacos::cluster::scenario()) {
+        keeps_invariants(&s)?;
+    }
+
+    #[test]
+    fn generated_nacos_distro_clusters_survive_a_toml_round_trip(s in gen_nacos::cluster::scenario()) {
+        survives_round_trip(&s)?;
     }
 }
 
@@ -177,6 +194,15 @@ fn a_planted_beat_task_bug_is_found_by_nacos_recovery_alone() {
     // register it itself, so light beats (on by default) are needed. Nothing checks an absent
     // instance but `nacos_recovery`. 1-8 cases over seeds 1-20.
     only_one_invariant_catches(Model::Nacos, Mutation::NacosIgnoresNotFound, Invariant::NacosRecovery, 1);
+}
+
+#[test]
+fn a_planted_distro_verify_bug_is_found_by_distro_agreement() {
+    // Verify answers "ok" without renewing the copy: every copy expires 3 min after the sync that
+    // made it and comes back at the owner's next verify, so the members disagree for a few
+    // seconds every 3 minutes — inside the watch every generated cluster keeps after settling,
+    // as soon as it has two members and one instance.
+    planted_bug_is_caught(Model::NacosCluster, Mutation::DistroVerifyDoesNotRenew, Invariant::DistroAgreement, 1);
 }
 
 #[test]

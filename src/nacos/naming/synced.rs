@@ -156,9 +156,13 @@ impl NamingServer {
 
     /// `ConnectionBasedClientManager#verifyClient`: renews the copy if the revisions agree.
     fn verify_conn(&mut self, now: SimTime, conn: &Arc<str>, revision: u64) -> bool {
+        let planted = self.schedule.planted == Some(crate::sim::invariants::Mutation::DistroVerifyDoesNotRenew);
         let Some(c) = self.conns.get_mut(conn) else { return false };
         if revision != 0 && c.revision != revision {
             return false;
+        }
+        if planted {
+            return true; // the planted bug: "ok", and the copy not renewed
         }
         c.last_renew = now;
         true

@@ -116,6 +116,9 @@ pub enum Model {
     Rocketmq,
     /// Nacos naming servers, beating instances and subscribers.
     Nacos,
+    /// A Nacos Distro cluster of 1-5 members with 1.x and 2.x clients, faults on members, clients
+    /// and the links between members (checked by `distro_agreement`).
+    NacosCluster,
     /// Each case picks one of the two at random, half and half.
     //
     // A failure shrinks within its model; once a Nacos case shrinks no further, proptest's union
@@ -130,6 +133,7 @@ impl Model {
         match self {
             Model::Rocketmq => "rocketmq",
             Model::Nacos => "nacos",
+            Model::NacosCluster => "nacos-cluster",
             Model::Both => "rocketmq+nacos",
         }
     }
@@ -140,6 +144,7 @@ impl Model {
         match self {
             Model::Rocketmq => gen::scenario().boxed(),
             Model::Nacos => gen_nacos::scenario().boxed(),
+            Model::NacosCluster => gen_nacos::cluster::scenario().boxed(),
             Model::Both => prop_oneof![gen::scenario(), gen_nacos::scenario()].boxed(),
         }
     }

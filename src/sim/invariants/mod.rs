@@ -13,6 +13,7 @@
 
 mod arrival;
 mod derive;
+mod distro;
 pub mod monitor;
 mod nacos;
 mod nacos_bounds;
@@ -26,6 +27,7 @@ mod tests_sends;
 
 use crate::sim::clock::SimTime;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};
+pub use distro::settle as distro_settle;
 pub use sends::AttemptSeen;
 use std::fmt;
 
@@ -91,6 +93,12 @@ pub enum Invariant {
     /// timeout, once deleted, is deleted again at every check tick after re-registering, for
     /// ever (`nacos_bounds::beat_cycle`).
     NacosRecovery,
+    /// Once every fault has been healed for the settling time (`distro::settle`: copy expiry,
+    /// or membership and client recovery, then Distro's sync retry and verify repair — about
+    /// 200 s with the defaults), the running members of each Nacos cluster hold the same
+    /// instances of every service, with the same health. Before that they may disagree: that is
+    /// Distro's eventual consistency (lessons 16–19).
+    DistroAgreement,
     /// A synchronous send ends no later than its `sendMsgTimeout` plus the connect timeout after
     /// it began, and does end. `DefaultMQProducerImpl#sendDefaultImpl` starts no attempt once
     /// `timeout < costTime` and gives each attempt only what is left; but an attempt that must
@@ -120,7 +128,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::ConsistentTables,
         Invariant::NoFalseExpiry,
         Invariant::BoundedExpiry,
@@ -128,6 +136,7 @@ impl Invariant {
         Invariant::NacosStaysHealthy,
         Invariant::NacosBoundedExpiry,
         Invariant::NacosRecovery,
+        Invariant::DistroAgreement,
         Invariant::SendWithinTimeout,
         Invariant::SendsFollowRoute,
         Invariant::SendsRecover,
@@ -158,6 +167,7 @@ impl Invariant {
             Invariant::NacosStaysHealthy => "nacos_stays_healthy",
             Invariant::NacosBoundedExpiry => "nacos_bounded_expiry",
             Invariant::NacosRecovery => "nacos_recovery",
+            Invariant::DistroAgreement => "distro_agreement",
             Invariant::SendWithinTimeout => "send_within_timeout",
             Invariant::SendsFollowRoute => "sends_follow_route",
             Invariant::SendsRecover => "sends_recover",
@@ -234,6 +244,13 @@ pub enum Mutation {
     /// time out twice shows it (a cluster of one group whose master hangs or loses its host,
     /// or a producer cut off from its brokers), and only `send_within_timeout` measures it.
     ProducerIgnoresTimeout,
+    /// Distro's verify answers "ok" without renewing the copy
+    /// (`ConnectionBasedClientManager#verifyClient` without `setLastRenewTime`,
+    /// `EphemeralIpPortClientManager#verifyClient` without `ClientBeatUpdateTask`): every copy
+    /// expires 3 min after the sync that made it, the next verify finds it missing and the owner
+    /// re-sends it, so the members disagree for a few seconds every 3 minutes. Only
+    /// `distro_agreement` compares members.
+    DistroVerifyDoesNotRenew,
 }
 
 /// One broken invariant: which, when, and what the tables looked like against what they

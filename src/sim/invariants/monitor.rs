@@ -77,6 +77,7 @@ pub struct Monitor {
     slowest: SimDuration,
     last_fault: SimTime,
     nacos: NacosWatch,
+    distro: super::distro::DistroWatch,
     sends: SendWatch,
     violations: Vec<Violation>,
     /// Each invariant reports once: the first violation is the one to shrink towards.
@@ -123,6 +124,7 @@ impl Monitor {
             slowest: SimDuration::ZERO,
             last_fault: SimTime::ZERO,
             nacos: NacosWatch::new(scenario),
+            distro: super::distro::DistroWatch::new(scenario),
             sends: SendWatch::new(scenario),
             violations: Vec::new(),
             reported: BTreeSet::new(),
@@ -323,10 +325,17 @@ impl Monitor {
         }
         let pending = |i: Invariant| self.enabled.contains(&i) && !self.reported.contains(&i);
         let nacos = (pending(Invariant::NacosBoundedExpiry), pending(Invariant::NacosRecovery));
+        let distro = pending(Invariant::DistroAgreement);
         if nacos.0 || nacos.1 {
             let quiet = self.quiet().map(|since| Quiet { since, slowest: self.slowest });
             let found = self.nacos.before_instant(now, world, &self.state, quiet, nacos);
             out.extend(found.into_iter().filter_map(|(i, d)| self.violate(i, now, d)));
+        }
+        if distro {
+            let quiet = self.quiet();
+            if let Some(detail) = self.distro.check(now, world, &self.state, quiet) {
+                out.extend(self.violate(Invariant::DistroAgreement, now, detail));
+            }
         }
         out
     }

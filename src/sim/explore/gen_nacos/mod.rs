@@ -17,6 +17,7 @@
 //! * **Faults on an app's own link or process** (see [`faults`]): a cut between two servers
 //!   would change nothing, as they do not talk to each other.
 
+pub mod cluster;
 pub mod faults;
 
 use crate::nacos::naming::NamingConfig;
