@@ -123,6 +123,9 @@ impl GrpcConnections {
 
     /// `transportTerminated`: the TCP connection of a registered connection closed.
     fn on_closed(&mut self, channel: ChannelId) -> Option<Handled> {
+        if self.core.borrow().planted() == Some(crate::sim::invariants::Mutation::GrpcIgnoresTransportTerminated) {
+            return None; // the planted bug: only the ejector will find the connection gone
+        }
         let conn = self.table.on_channel(channel)?.clone();
         let c = self.table.unregister(&conn)?;
         self.env.record(NacosNote::ConnUnregistered { conn: conn.clone(), client: c.client, ejected_idle: None });

@@ -206,6 +206,19 @@ fn a_planted_distro_verify_bug_is_found_by_distro_agreement() {
 }
 
 #[test]
+fn a_planted_connection_close_bug_is_found_by_grpc_gone_in_time_alone() {
+    // The member ignores a 2.x client's closed TCP connection: a killed client stays until the
+    // ejector's detection fails, 20-28 s later instead of one latency plus the sync lag. Needs a
+    // gRPC application killed as the run's last fault.
+    only_one_invariant_catches(
+        Model::NacosCluster,
+        Mutation::GrpcIgnoresTransportTerminated,
+        Invariant::GrpcGoneInTime,
+        1,
+    );
+}
+
+#[test]
 fn a_planted_producer_timeout_bug_is_found_by_send_within_timeout_alone() {
     // The send loop hands every attempt the whole 3 s and never stops on its budget: a send whose
     // attempts time out twice or more runs past 3 s + the 3 s connect timeout. That takes the

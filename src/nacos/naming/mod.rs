@@ -389,6 +389,11 @@ impl NamingServer {
         self.schedule.planted = Some(mutation);
     }
 
+    /// The planted bug, if any (see [`NamingServer::plant`]).
+    pub(crate) fn planted(&self) -> Option<crate::sim::invariants::Mutation> {
+        self.schedule.planted
+    }
+
     /// `ServiceManager.removeSingleton`, as the empty-service cleaner would: only for tests that
     /// reach `handleBeat`'s "service not found" branch, which a live client cannot otherwise hit.
     #[cfg(test)]

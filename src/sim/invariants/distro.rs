@@ -12,15 +12,18 @@
 //!   timeout (50 s by default) before its retry, and then a beat period; a 2.x client gives up on
 //!   its connection after four health checks 5 s + 3 × 3 s, reconnects and registers again
 //!   within its 3 s redo period. Each change is synced 1 s later.
-//! * **Copies nobody vouches for any more** — the clients of a member that stays dead, a copy a
-//!   snapshot handed out — expire `client_expired_time` (3 min) after their last verify, which
-//!   was before the last fault, at the cleaner's next 5 s tick; 1.x clients of a dead member are
+//! * **Copies nobody vouches for any more** — the clients of a member that stays dead — expire
+//!   `client_expired_time` (3 min) after their last renewal, at the cleaner's next 5 s tick. The
+//!   last renewal can come after the last fault: a restarted member still loading takes a
+//!   snapshot once it sees its peers again (up to a 30 s round and a 30 s request later), and
+//!   every client in it, stale ones too, becomes a fresh copy. 1.x clients of a dead member are
 //!   taken over and checked by a survivor well within that (lesson 19).
 //! * **Then repair**: a sync that failed retries every 3 s (a request lost before the heal first
 //!   waits out its 3 s timeout) on the 100 ms engine grid, and a copy still missing or stale is
 //!   re-sent after the next verify (every 5 s, 3 s timeout).
 //!
-//! So `settle = max(copy expiry, membership + client recovery) + sync repair + verify repair`.
+//! So `settle = max(membership + snapshot + copy expiry, membership + client recovery) + sync
+//! repair + verify repair`: about 265 s with the defaults.
 //! Disagreement within that time is Nacos being eventually consistent (lessons 16–19); after it,
 //! it is a bug.
 
@@ -38,6 +41,8 @@ const REPORT_READ_TIMEOUT: u64 = 2_500;
 /// A 2.x client's give-up on a dead connection: 5 s idle, then health checks of 3 s
 /// (`RpcClient#healthCheck`, the first plus three retries), then the 3 s redo period.
 const GRPC_RECOVERY: u64 = 5_000 + 4 * 3_000 + 3_000;
+/// `DistroLoadDataTask`: the retry delay and one request's timeout.
+const LOAD_ROUND: u64 = 30_000 + 30_000;
 /// `ExpiredClientCleaner`'s period.
 const CLEANER_PERIOD: u64 = 5_000;
 /// Sync: 1 s delay, a 3 s timeout of a request lost before the heal, a 3 s retry, the 100 ms tick.
@@ -47,14 +52,35 @@ const VERIFY_REPAIR: u64 = 5_000 + 3_000 + 100;
 
 /// How long after the last fault the members of `s`'s clusters must agree (see the module docs).
 pub fn settle(s: &Scenario) -> SimDuration {
-    let members = s.nacos.servers.iter().filter(|v| v.cluster.is_some()).count().max(1) as u64;
     let connect = s.network.connect_timeout.millis();
-    let membership = REPORT_PERIOD * (members - 1) + connect.max(REPORT_READ_TIMEOUT) + REPORT_PERIOD;
     let http = s.nacos.apps.iter().filter(|a| a.transport == Transport::Http);
     let beat = http.map(|a| a.read_timeout.millis() + 3 * connect + 5_000).max().unwrap_or(0);
     let clients = beat.max(GRPC_RECOVERY);
-    let expiry = s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0) + CLEANER_PERIOD;
-    SimDuration(expiry.max(membership + clients) + SYNC_REPAIR + VERIFY_REPAIR)
+    let stale = stale_copies_gone(s).millis();
+    SimDuration(stale.max(membership(s) + clients) + SYNC_REPAIR + VERIFY_REPAIR)
+}
+
+/// After a fault, until the members see each other `UP` again and a sync that failed meanwhile
+/// has been retried and has arrived.
+pub(super) fn recovery(s: &Scenario) -> SimDuration {
+    SimDuration(membership(s) + SYNC_REPAIR) + sync_lag(s)
+}
+
+/// Until a member sees its peers `UP` again after the last fault (see the module docs).
+fn membership(s: &Scenario) -> u64 {
+    let members = s.nacos.servers.iter().filter(|v| v.cluster.is_some()).count().max(1) as u64;
+    let connect = s.network.connect_timeout.millis();
+    REPORT_PERIOD * (members - 1) + connect.max(REPORT_READ_TIMEOUT) + REPORT_PERIOD
+}
+
+/// Until every copy no owner vouches for is gone, counted from the last fault: a copy's lease is
+/// renewed one last time by a snapshot a restarted member loads after the heal
+/// (`DistroLoadDataTask`: its next round within 30 s once it sees its peers, each request up to
+/// 30 s; `processSnapshot` makes every client a fresh copy, stale ones included), then runs out
+/// after `client_expired_time` at the cleaner's next 5 s tick.
+pub(super) fn stale_copies_gone(s: &Scenario) -> SimDuration {
+    let expired = s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0);
+    SimDuration(membership(s) + LOAD_ROUND + expired + CLEANER_PERIOD)
 }
 
 type Held = BTreeSet<(ServiceKey, ClientKey, bool)>;
@@ -95,7 +121,7 @@ fn verify_blind(cores: &[(&String, std::rc::Rc<std::cell::RefCell<NamingServer>>
 /// How long a change on one member takes to reach the others when nothing fails: the 1 s sync
 /// delay (a change merged into a queued task keeps that task's due time), the engine's 100 ms
 /// grid, and three one-way latencies (a new connection: SYN, SYN-ACK, the request).
-fn sync_lag(s: &Scenario) -> SimDuration {
+pub(super) fn sync_lag(s: &Scenario) -> SimDuration {
     SimDuration(1_000 + 100 + 3 * (s.network.latency + s.network.jitter).millis())
 }
 

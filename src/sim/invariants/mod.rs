@@ -14,6 +14,7 @@
 mod arrival;
 mod derive;
 mod distro;
+mod grpc;
 pub mod monitor;
 mod nacos;
 mod nacos_bounds;
@@ -93,12 +94,24 @@ pub enum Invariant {
     /// timeout, once deleted, is deleted again at every check tick after re-registering, for
     /// ever (`nacos_bounds::beat_cycle`).
     NacosRecovery,
-    /// Once every fault has been healed for the settling time (`distro::settle`: copy expiry,
-    /// or membership and client recovery, then Distro's sync retry and verify repair — about
-    /// 200 s with the defaults), the running members of each Nacos cluster hold the same
+    /// Once every fault has been healed for the settling time (`distro::settle`: a restarted
+    /// member's last snapshot and the copy expiry after it, or membership and client recovery,
+    /// then Distro's sync retry and verify repair — about 265 s with the defaults), the running members of each Nacos cluster hold the same
     /// instances of every service, with the same health. Before that they may disagree: that is
     /// Distro's eventual consistency (lessons 16–19).
     DistroAgreement,
+    /// A 2.x client's connection set up (as the client sees it) after the run's last fault is
+    /// never unregistered by its
+    /// member (closed, or ejected after an unanswered `ClientDetectionRequest`) while the client
+    /// runs and no fault is in force: a running client answers the detection, and its health
+    /// checks keep the connection busy.
+    GrpcStaysConnected,
+    /// A 2.x client that dies — and nothing fails after it — is gone from every running member
+    /// within its detection (a kill: the FIN's latency; a host down: `KEEP_ALIVE_TIME` 20 s + the
+    /// ejector's 3 s period + the 5 s detection) plus the Distro sync lag — not before the members
+    /// have recovered from the fault before it, nor, for a client that had moved members, before
+    /// its older connection's copies can have expired (see `grpc`).
+    GrpcGoneInTime,
     /// A synchronous send ends no later than its `sendMsgTimeout` plus the connect timeout after
     /// it began, and does end. `DefaultMQProducerImpl#sendDefaultImpl` starts no attempt once
     /// `timeout < costTime` and gives each attempt only what is left; but an attempt that must
@@ -128,7 +141,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 11] = [
+    pub const ALL: [Invariant; 13] = [
         Invariant::ConsistentTables,
         Invariant::NoFalseExpiry,
         Invariant::BoundedExpiry,
@@ -137,6 +150,8 @@ impl Invariant {
         Invariant::NacosBoundedExpiry,
         Invariant::NacosRecovery,
         Invariant::DistroAgreement,
+        Invariant::GrpcStaysConnected,
+        Invariant::GrpcGoneInTime,
         Invariant::SendWithinTimeout,
         Invariant::SendsFollowRoute,
         Invariant::SendsRecover,
@@ -168,6 +183,8 @@ impl Invariant {
             Invariant::NacosBoundedExpiry => "nacos_bounded_expiry",
             Invariant::NacosRecovery => "nacos_recovery",
             Invariant::DistroAgreement => "distro_agreement",
+            Invariant::GrpcStaysConnected => "grpc_stays_connected",
+            Invariant::GrpcGoneInTime => "grpc_gone_in_time",
             Invariant::SendWithinTimeout => "send_within_timeout",
             Invariant::SendsFollowRoute => "sends_follow_route",
             Invariant::SendsRecover => "sends_recover",
@@ -251,6 +268,11 @@ pub enum Mutation {
     /// re-sends it, so the members disagree for a few seconds every 3 minutes. Only
     /// `distro_agreement` compares members.
     DistroVerifyDoesNotRenew,
+    /// The member does nothing when a 2.x client's TCP connection closes (no
+    /// `AddressTransportFilter#transportTerminated` → `ConnectionManager#unregister`): a killed
+    /// client stays registered until the ejector finds its connection idle 20 s and the
+    /// detection fails — 20–28 s instead of a millisecond. Only `grpc_gone_in_time` times it.
+    GrpcIgnoresTransportTerminated,
 }
 
 /// One broken invariant: which, when, and what the tables looked like against what they

@@ -78,6 +78,7 @@ pub struct Monitor {
     last_fault: SimTime,
     nacos: NacosWatch,
     distro: super::distro::DistroWatch,
+    grpc: super::grpc::GrpcWatch,
     sends: SendWatch,
     violations: Vec<Violation>,
     /// Each invariant reports once: the first violation is the one to shrink towards.
@@ -125,6 +126,7 @@ impl Monitor {
             last_fault: SimTime::ZERO,
             nacos: NacosWatch::new(scenario),
             distro: super::distro::DistroWatch::new(scenario),
+            grpc: super::grpc::GrpcWatch::new(scenario),
             sends: SendWatch::new(scenario),
             violations: Vec::new(),
             reported: BTreeSet::new(),
@@ -147,6 +149,9 @@ impl Monitor {
     /// A process started, stopped, hung or resumed.
     pub fn process(&mut self, now: SimTime, name: &str, state: ProcState) {
         let before = self.state.insert(name.to_string(), state);
+        if state == ProcState::Running && before != Some(ProcState::Hung) {
+            self.grpc.started(name);
+        }
         self.nacos.process(now, name, before, state);
         self.sends.process(name, state);
         if self.namesrvs.contains_key(name) {
@@ -217,6 +222,10 @@ impl Monitor {
                 for (invariant, detail) in self.nacos.on_note(e.t, &e.actor, note) {
                     out.extend(self.violate(invariant, e.t, detail));
                 }
+                let quiet = self.quiet();
+                if let Some((invariant, detail)) = self.grpc.on_note(e.t, &e.actor, note, &self.state, quiet) {
+                    out.extend(self.violate(invariant, e.t, detail));
+                }
             }
             _ => {}
         }
@@ -228,9 +237,17 @@ impl Monitor {
 
     /// A fault was applied: remember when, and which cuts and lossy links are now in force.
     fn note_fault(&mut self, at: SimTime, name: &str) {
-        self.last_fault = at;
+        let previous = std::mem::replace(&mut self.last_fault, at);
         let Some(event) = self.scenario.timeline.iter().find(|t| t.at == at && t.name == name) else { return };
         match event.action.clone() {
+            Action::Crash(p) => {
+                let disturbed = self.quiet().is_none();
+                self.grpc.died(at, &p, false, previous, disturbed)
+            }
+            Action::HostDown(p) => {
+                let disturbed = self.quiet().is_none();
+                self.grpc.died(at, &p, true, previous, disturbed)
+            }
             Action::Partition(_) | Action::Block { .. } => {
                 self.cuts.insert(event.name.clone());
             }
@@ -326,10 +343,17 @@ impl Monitor {
         let pending = |i: Invariant| self.enabled.contains(&i) && !self.reported.contains(&i);
         let nacos = (pending(Invariant::NacosBoundedExpiry), pending(Invariant::NacosRecovery));
         let distro = pending(Invariant::DistroAgreement);
+        let gone = pending(Invariant::GrpcGoneInTime);
         if nacos.0 || nacos.1 {
             let quiet = self.quiet().map(|since| Quiet { since, slowest: self.slowest });
             let found = self.nacos.before_instant(now, world, &self.state, quiet, nacos);
             out.extend(found.into_iter().filter_map(|(i, d)| self.violate(i, now, d)));
+        }
+        if gone {
+            let quiet = self.quiet();
+            if let Some(detail) = self.grpc.before_instant(now, world, &self.state, quiet) {
+                out.extend(self.violate(Invariant::GrpcGoneInTime, now, detail));
+            }
         }
         if distro {
             let quiet = self.quiet();

@@ -164,7 +164,7 @@ fn build(seed: u64, shape: &Shape, apps: &[App], subs: &[usize], episodes: &[Epi
         producers: Vec::new(),
         timeline: events,
         expects: Vec::new(),
-        invariants: vec![Invariant::DistroAgreement],
+        invariants: vec![Invariant::DistroAgreement, Invariant::GrpcStaysConnected, Invariant::GrpcGoneInTime],
         nacos: NacosSpecs { servers, apps, subscribers },
     };
     s.duration = last.since(SimTime::ZERO) + distro_settle(&s) + CLUSTER_WATCH;

@@ -1,0 +1,185 @@
+//! The 2.x gRPC client invariants: a connection nothing has disturbed is never dropped
+//! (`grpc_stays_connected`), and a client that dies is gone from every member in time
+//! (`grpc_gone_in_time`).
+//!
+//! * **Stays connected.** A member unregisters a connection when its TCP connection closes
+//!   (`transportTerminated`) or when `NacosRuntimeConnectionEjector` finds it idle for 20 s
+//!   (`KEEP_ALIVE_TIME`) and its `ClientDetectionRequest` goes unanswered for 5 s. A running
+//!   client answers, and its own health checks keep the connection alive; so a connection the
+//!   client saw set up after the last fault of the run, while it still runs, is never
+//!   unregistered while no fault is in force. (Stated with "no fault anywhere since", not per link: simpler, and true.)
+//! * **Gone in time.** A killed client's kernel closes its connection: its member unregisters it
+//!   when the FIN arrives and the others apply the Distro DELETE one sync lag later. A client
+//!   whose host dies sends no FIN: the ejector finds it idle 20 s after its last request at the
+//!   latest, probes it at its next 3 s run, and gives up 5 s later. Counted from the death when
+//!   nothing else fails afterwards — a member that dies too leaves the copies for 3 min
+//!   (lesson 16) — and not before the members have recovered from the fault before it (their
+//!   views `UP` again, a failed sync retried: `distro::recovery`), from the heal if the network
+//!   was not whole when it died; and never before the copies of an earlier fault have expired (a client that
+//!   moved members leaves its old connection's copies behind, and a snapshot loaded after the
+//!   heal renews them once: `distro::stale_copies_gone`).
+
+use super::Invariant;
+use crate::nacos::grpc::{DETECTION_TIMEOUT, EJECTOR_DELAY, KEEP_ALIVE_TIME};
+use crate::nacos::notes::NacosNote;
+use crate::nacos::types::{ClientKey, ServiceKey};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::network::ProcState;
+use crate::sim::scenario::{Scenario, Transport};
+use crate::sim::world::World;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A gRPC application's death, and the deadline by which no member may hold its instances.
+struct Death {
+    at: SimTime,
+    deadline: SimTime,
+    /// The network was not whole when it died (a cut, a pause, a lossy link in force): the
+    /// members' views recover from the heal, not from before.
+    disturbed: bool,
+}
+
+pub struct GrpcWatch {
+    /// gRPC application → the instances it registers.
+    apps: BTreeMap<String, Vec<(ServiceKey, ClientKey)>>,
+    members: Vec<String>,
+    /// When each client saw its connection set up (`GrpcClient#connectToServer` succeeded).
+    registered: BTreeMap<Arc<str>, SimTime>,
+    deaths: BTreeMap<String, Death>,
+    /// gRPC application → how many connections it has set up so far.
+    connections: BTreeMap<String, u32>,
+    latency: SimDuration,
+    lag: SimDuration,
+    stale: SimDuration,
+    /// After a fault, until the members see each other `UP` again and a failed sync has been
+    /// retried (`distro::recovery`).
+    recovery: SimDuration,
+}
+
+impl GrpcWatch {
+    pub fn new(s: &Scenario) -> Self {
+        let apps = s
+            .nacos
+            .apps
+            .iter()
+            .filter(|a| a.transport == Transport::Grpc)
+            .map(|a| {
+                let keys =
+                    a.instances.iter().map(|i| (i.service.clone(), ClientKey::new(&i.instance.ip, i.instance.port)));
+                (a.name.clone(), keys.collect())
+            })
+            .collect();
+        let latency = s.network.latency + s.network.jitter;
+        GrpcWatch {
+            apps,
+            members: s.nacos.servers.iter().map(|v| v.name.clone()).collect(),
+            registered: BTreeMap::new(),
+            deaths: BTreeMap::new(),
+            connections: BTreeMap::new(),
+            latency,
+            lag: super::distro::sync_lag(s),
+            stale: super::distro::stale_copies_gone(s),
+            recovery: super::distro::recovery(s),
+        }
+    }
+
+    /// A fault was applied at `at`: `process` stopped (`host`: with its host), after the run's
+    /// previous fault at `previous`, with the network whole or not (`disturbed`).
+    pub fn died(&mut self, at: SimTime, process: &str, host: bool, previous: SimTime, disturbed: bool) {
+        if !self.apps.contains_key(process) {
+            return;
+        }
+        let detect = if host {
+            KEEP_ALIVE_TIME + EJECTOR_DELAY + DETECTION_TIMEOUT + self.latency
+        } else {
+            self.latency // the FIN
+        };
+        // Copies of an older connection of this client (it moved members) may outlive it: then
+        // not before they have run out too.
+        let moved = self.connections.get(process).is_some_and(|n| *n > 1);
+        let deadline = match moved {
+            true => (at + detect + self.lag).max(previous + self.stale + self.lag),
+            false => at + detect + self.lag,
+        };
+        // A fault just before may still hold the DELETE back (a member not yet `UP` again).
+        let deadline = deadline.max(previous + self.recovery);
+        self.deaths.insert(process.to_string(), Death { at, deadline, disturbed });
+    }
+
+    /// `process` started again: its instances are back by right, over a new connection.
+    pub fn started(&mut self, process: &str) {
+        self.deaths.remove(process);
+    }
+
+    /// `grpc_stays_connected`, at each connection's register and unregister.
+    pub fn on_note(
+        &mut self,
+        now: SimTime,
+        actor: &str,
+        note: &NacosNote,
+        states: &BTreeMap<String, ProcState>,
+        quiet: Option<SimTime>,
+    ) -> Option<(Invariant, String)> {
+        match note {
+            // The client's side: a connect that began before a fault can still reach the server
+            // after it, for a client that has given up on it meanwhile (and closes it).
+            NacosNote::GrpcConnected { conn, .. } => {
+                self.registered.insert(conn.clone(), now);
+                *self.connections.entry(crate::sim::trace::process_of(actor).to_string()).or_default() += 1;
+                None
+            }
+            NacosNote::ConnUnregistered { conn, client, ejected_idle } => {
+                let made = self.registered.remove(conn)?;
+                let last_fault = quiet?;
+                let running = states.get(client.as_ref()) == Some(&ProcState::Running);
+                if !running || made <= last_fault {
+                    return None;
+                }
+                let how = match ejected_idle {
+                    Some(idle) => format!("ejected after {idle} idle and an unanswered detection"),
+                    None => "closed".to_string(),
+                };
+                let detail = format!(
+                    "connection {conn} of {client}, made at {made} after the last fault ({last_fault}), was {how} at \
+                     {now} while {client} runs and no fault is in force"
+                );
+                Some((Invariant::GrpcStaysConnected, detail))
+            }
+            _ => None,
+        }
+    }
+
+    /// `grpc_gone_in_time`, before the instant `now`: a dead client's instance still held by a
+    /// running member past its deadline, if nothing failed after its death.
+    pub fn before_instant(
+        &mut self,
+        now: SimTime,
+        world: &World,
+        states: &BTreeMap<String, ProcState>,
+        quiet: Option<SimTime>,
+    ) -> Option<String> {
+        let last_fault = quiet?;
+        let due: Vec<String> = self
+            .deaths
+            .iter()
+            .filter(|(_, d)| d.at == last_fault && now >= d.deadline)
+            .filter(|(_, d)| !d.disturbed || now >= last_fault + self.recovery)
+            .map(|(app, _)| app.clone())
+            .collect();
+        for app in due {
+            let death = self.deaths.remove(&app).expect("listed");
+            for member in self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running)) {
+                let Some(core) = world.nacos_server(member) else { continue };
+                let core = core.borrow();
+                if let Some((service, key)) = self.apps[&app].iter().find(|(s, k)| core.instance(s, k).is_some()) {
+                    return Some(format!(
+                        "{app} died at {} and nothing failed since, yet at {now} {member} still holds its instance \
+                         {service} {key} (due gone by {})",
+                        death.at, death.deadline
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
