@@ -226,18 +226,14 @@ impl Broker {
     fn done(&mut self, done: Done<Call>, ctx: &mut Context<Self>) {
         let (call, namesrv, failure) = match done {
             Done::Answered { purpose, namesrv, reply } => {
-                match (&purpose, &reply) {
+                match (&purpose, reply) {
                     (Call::Register, RmqMsg::RegisterBrokerReply { ok: false, .. }) => {
                         self.failed(namesrv, "REGISTER_BROKER", "SYSTEM_ERROR register broker failed".into());
                     }
                     // What `BrokerController#handleRegisterBrokerResult` reads (a slave's master
                     // and its HA address), kept where expectations can see it.
                     (Call::Register, RmqMsg::RegisterBrokerReply { ok: true, master_addr, ha_server_addr, .. }) => {
-                        let answer = RegisterAnswer {
-                            at: self.env.now(),
-                            master_addr: master_addr.clone(),
-                            ha_server_addr: ha_server_addr.clone(),
-                        };
+                        let answer = RegisterAnswer { at: self.env.now(), master_addr, ha_server_addr };
                         self.env.obs.world.record_registration(&self.env.label, self.remoting.name(namesrv), answer);
                     }
                     _ => {}
