@@ -201,6 +201,10 @@ impl RouteInfoManager {
     /// and DataVersion all change, so a registration can shorten or lengthen the timeout.
     /// Returns the replaced entry's channel, if there was one. Only a change beyond the
     /// timestamp moves the revision.
+    ///
+    /// An existing entry is overwritten field by field, which leaves it equal to the new one
+    /// Java puts; its HA address is copied only when it differs (it almost never does, and the
+    /// copy was an allocation per registration).
     fn replace_live_entry(
         &mut self,
         now: SimTime,
@@ -208,28 +212,37 @@ impl RouteInfoManager {
         key: BrokerAddrRef<'_>,
         channel: ChannelId,
     ) -> Option<ChannelId> {
-        let info = BrokerLiveInfo {
-            last_update_timestamp: now,
-            heartbeat_timeout_millis: req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
-            // Java: `new DataVersion()` (stamped now) when the wrapper is null.
-            data_version: match &req.topic_config_wrapper {
-                Some(w) => w.data_version,
-                None => DataVersion::new(now),
-            },
-            channel,
-            ha_server_addr: req.ha_server_addr.clone(),
+        let timeout = req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
+        // Java: `new DataVersion()` (stamped now) when the wrapper is null.
+        let data_version = match &req.topic_config_wrapper {
+            Some(w) => w.data_version,
+            None => DataVersion::new(now),
         };
         let Some(prev) = self.broker_live_table.get_mut(&key) else {
+            let info = BrokerLiveInfo {
+                last_update_timestamp: now,
+                heartbeat_timeout_millis: timeout,
+                data_version,
+                channel,
+                ha_server_addr: req.ha_server_addr.clone(),
+            };
             self.broker_live_table.insert(key.to_owned(), info);
             self.bump();
             return None;
         };
         let previous = prev.channel;
-        let visible_change = prev.heartbeat_timeout_millis != info.heartbeat_timeout_millis
-            || prev.data_version != info.data_version
-            || prev.channel != info.channel
-            || prev.ha_server_addr != info.ha_server_addr;
-        *prev = info;
+        let new_ha_addr = prev.ha_server_addr != req.ha_server_addr;
+        let visible_change = prev.heartbeat_timeout_millis != timeout
+            || prev.data_version != data_version
+            || prev.channel != channel
+            || new_ha_addr;
+        prev.last_update_timestamp = now;
+        prev.heartbeat_timeout_millis = timeout;
+        prev.data_version = data_version;
+        prev.channel = channel;
+        if new_ha_addr {
+            prev.ha_server_addr.clone_from(&req.ha_server_addr);
+        }
         if visible_change {
             self.bump();
         }
