@@ -87,6 +87,9 @@ pub struct Broker {
     /// Set once `shutdown()` begins: `doRegisterBrokerAll` refuses to register after that. The
     /// index of the name server being asked to unregister us.
     shutdown: Option<usize>,
+    /// The last DataVersion a registration note showed, as text: the periodic registration
+    /// repeats one version for hours, and formatting it each time cost more than sending it.
+    version_text: Option<(DataVersion, String)>,
 }
 
 impl Broker {
@@ -108,6 +111,7 @@ impl Broker {
             registering: None,
             waiting: VecDeque::new(),
             shutdown: None,
+            version_text: None,
         }
     }
 
@@ -128,11 +132,13 @@ impl Broker {
             Content::Version(version) => self.core.registration_with_version(*version),
         };
         let topics = request.topic_config_wrapper.as_ref().map_or(0, |w| w.topic_config_table.len());
+        let version =
+            self.version_text(request.topic_config_wrapper.as_ref().map(|w| w.data_version).unwrap_or_default());
         self.env.record(RmqNote::RegisterSent {
             reason: job.reason,
             namesrvs: self.remoting.namesrvs().iter().map(|(n, _)| n.clone()).collect(),
             topics,
-            version: request.topic_config_wrapper.as_ref().map(|w| w.data_version).unwrap_or_default().to_string(),
+            version,
             id: request.broker_id,
         });
         let request = Arc::new(request);
@@ -142,6 +148,13 @@ impl Broker {
         for i in 0..names {
             let msg = RmqMsg::RegisterBroker(request.clone());
             self.remoting.invoke_sync(i, msg, timeout, Call::Register, ctx);
+        }
+    }
+
+    fn version_text(&mut self, version: DataVersion) -> String {
+        match &self.version_text {
+            Some((shown, text)) if *shown == version => text.clone(),
+            _ => self.version_text.insert((version, version.to_string())).1.clone(),
         }
     }
 
@@ -226,18 +239,14 @@ impl Broker {
     fn done(&mut self, done: Done<Call>, ctx: &mut Context<Self>) {
         let (call, namesrv, failure) = match done {
             Done::Answered { purpose, namesrv, reply } => {
-                match (&purpose, &reply) {
+                match (&purpose, reply) {
                     (Call::Register, RmqMsg::RegisterBrokerReply { ok: false, .. }) => {
                         self.failed(namesrv, "REGISTER_BROKER", "SYSTEM_ERROR register broker failed".into());
                     }
                     // What `BrokerController#handleRegisterBrokerResult` reads (a slave's master
                     // and its HA address), kept where expectations can see it.
                     (Call::Register, RmqMsg::RegisterBrokerReply { ok: true, master_addr, ha_server_addr, .. }) => {
-                        let answer = RegisterAnswer {
-                            at: self.env.now(),
-                            master_addr: master_addr.clone(),
-                            ha_server_addr: ha_server_addr.clone(),
-                        };
+                        let answer = RegisterAnswer { at: self.env.now(), master_addr, ha_server_addr };
                         self.env.obs.world.record_registration(&self.env.label, self.remoting.name(namesrv), answer);
                     }
                     _ => {}

@@ -12,7 +12,7 @@ use crate::actors::scanner::Scanner;
 use crate::rocketmq::notes::{Registration, RmqNote, UnregisterBatch, UnregisterSource};
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::tap::{AdminInput, Input};
-use crate::rocketmq::types::{RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
+use crate::rocketmq::types::{broker_label, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::ids::ChannelId;
 use crate::sim::packet::{Body, CloseKind, Notice, Packet};
@@ -54,8 +54,8 @@ impl RouteTable {
 
     fn register(&mut self, p: &Packet, req: &RegisterBrokerRequest) {
         let now = self.env.now();
-        let out = self.table.borrow_mut().register_broker(now, req, p.channel);
-        let broker = format!("{}[{}]@{}", req.broker_name, req.broker_id, req.broker_addr);
+        let mut out = self.table.borrow_mut().register_broker(now, req, p.channel);
+        let broker = broker_label(&req.broker_name, req.broker_id, &req.broker_addr);
         if out.result.is_none() {
             let reason = "single-topic registration for an unknown broker id (#4522 guard): SYSTEM_ERROR";
             self.env.record(RmqNote::RegisterRefused { broker: broker.clone(), reason });
@@ -74,7 +74,7 @@ impl RouteTable {
                 channel: p.channel,
                 first: out.register_first,
                 new_channel: out.previous_channel.is_some_and(|c| c != p.channel),
-                topics_updated: out.topics_updated.clone(),
+                topics_updated: std::mem::take(&mut out.topics_updated),
                 timeout,
             })));
         }
@@ -86,10 +86,9 @@ impl RouteTable {
                 notify: change.notify_addrs,
             });
         }
-        let (master_addr, ha_server_addr) =
-            out.result.as_ref().map(|r| (r.master_addr.clone(), r.ha_server_addr.clone())).unwrap_or_default();
-        let reply =
-            RmqMsg::RegisterBrokerReply { reply_to: p.id, ok: out.result.is_some(), master_addr, ha_server_addr };
+        let ok = out.result.is_some();
+        let (master_addr, ha_server_addr) = out.result.map(|r| (r.master_addr, r.ha_server_addr)).unwrap_or_default();
+        let reply = RmqMsg::RegisterBrokerReply { reply_to: p.id, ok, master_addr, ha_server_addr };
         self.env.send_on(p.channel, Body::Rmq(reply));
     }
 
@@ -153,7 +152,7 @@ impl Handler<Packet> for RouteTable {
                 let now = self.env.now();
                 let out =
                     self.table.borrow_mut().query_broker_topic_config(now, &hb.cluster, &hb.addr, &hb.data_version);
-                let broker = format!("{}[{}]@{}", hb.broker_name, hb.broker_id, hb.addr);
+                let broker = broker_label(&hb.broker_name, hb.broker_id, &hb.addr);
                 if out.refreshed {
                     self.env.record(RmqNote::HeartbeatRefreshed { broker });
                 } else {

@@ -6,7 +6,7 @@
 //! mode, and `UNREGISTER_BROKER` on a graceful shutdown.
 
 use crate::rocketmq::types::{
-    perm, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, UnregisterRequest,
+    perm, push_decimal, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, UnregisterRequest,
 };
 use crate::sim::clock::{SimDuration, SimTime};
 use std::collections::BTreeMap;
@@ -75,10 +75,17 @@ impl BrokerConfig {
         SimDuration(self.register_period.millis().clamp(10_000, 60_000))
     }
 
-    /// The HA listen address RocketMQ reports: same host, listen port + 1.
+    /// The HA listen address RocketMQ reports: same host, listen port + 1. Built by hand (see
+    /// [`broker_label`](crate::rocketmq::types::broker_label)): it goes into every registration.
     pub fn ha_server_addr(&self) -> String {
         match self.addr.rsplit_once(':').and_then(|(h, p)| Some((h, p.parse::<u32>().ok()?))) {
-            Some((host, port)) => format!("{host}:{}", port + 1),
+            Some((host, port)) => {
+                let mut out = String::with_capacity(self.addr.len() + 1);
+                out.push_str(host);
+                out.push(':');
+                push_decimal(&mut out, u64::from(port) + 1);
+                out
+            }
             None => self.addr.clone(),
         }
     }

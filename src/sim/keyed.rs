@@ -1,4 +1,4 @@
-//! [`KeyedMap`]: a hash map that is read in key order.
+//! [`KeyedMap`]: a hash map that is read in key order; [`KeyedSet`], the set made the same way.
 //!
 //! The route tables are looked up by name on every registration (a name server with 1,000
 //! brokers takes 2,000 registrations a minute), and read *in order* only when something is
@@ -16,10 +16,10 @@
 //! can be looked up from two borrowed `&str`s without building the owned key (see
 //! `BrokerAddrRef`).
 
-use indexmap::{Equivalent, IndexMap};
+use indexmap::{Equivalent, IndexMap, IndexSet};
 use rustc_hash::FxBuildHasher;
 use serde::{Serialize, Serializer};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::hash::Hash;
 
@@ -58,6 +58,24 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
 
     pub fn contains_key<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> bool {
         self.map.contains_key(key)
+    }
+
+    /// Where `key` is stored, for a caller that reads the same entry many times in one step:
+    /// one hash and one key compare here, then [`Self::at`] and [`Self::at_mut`] cost neither.
+    /// The position holds only until the next [`Self::remove`] (which moves the last entry into
+    /// the hole); inserts leave it valid.
+    pub fn position<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> Option<usize> {
+        self.map.get_index_of(key)
+    }
+
+    /// The value at a [`Self::position`]; panics if the position is out of range.
+    pub fn at(&self, position: usize) -> &V {
+        &self.map[position]
+    }
+
+    /// The value at a [`Self::position`], mutably; panics if the position is out of range.
+    pub fn at_mut(&mut self, position: usize) -> &mut V {
+        &mut self.map[position]
     }
 
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
@@ -158,9 +176,103 @@ impl<K: Hash + Eq + Ord + Serialize, V: Serialize> Serialize for KeyedMap<K, V> 
     }
 }
 
+/// A set with hash lookups and sorted iteration, as [`KeyedMap`] is a map: for the route
+/// table's per-cluster sets of broker names, which every registration asks "is this name in?"
+/// (`brokerNames.add` in Java) — a `BTreeSet` of 500 names answers that with a dozen string
+/// compares, a hash set with one.
+#[derive(Clone)]
+pub struct KeyedSet<K> {
+    set: IndexSet<K, FxBuildHasher>,
+}
+
+impl<K> Default for KeyedSet<K> {
+    fn default() -> Self {
+        KeyedSet { set: IndexSet::with_hasher(FxBuildHasher) }
+    }
+}
+
+impl<K: Hash + Eq + Ord> KeyedSet<K> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    pub fn contains<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> bool {
+        self.set.contains(key)
+    }
+
+    /// True if the key was not there before, as `BTreeSet::insert`.
+    pub fn insert(&mut self, key: K) -> bool {
+        self.set.insert(key)
+    }
+
+    /// True if the key was there. O(1); the storage order this disturbs is never observed.
+    pub fn remove<Q: ?Sized + Hash + Equivalent<K>>(&mut self, key: &Q) -> bool {
+        self.set.swap_remove(key)
+    }
+
+    /// The keys sorted, as a `BTreeSet` would yield them.
+    pub fn iter(&self) -> std::vec::IntoIter<&K> {
+        let mut keys: Vec<&K> = self.set.iter().collect();
+        keys.sort_unstable();
+        keys.into_iter()
+    }
+
+    /// A sorted copy, for comparisons with sets built elsewhere.
+    pub fn to_btree(&self) -> BTreeSet<K>
+    where
+        K: Clone,
+    {
+        self.set.iter().cloned().collect()
+    }
+}
+
+impl<'a, K: Hash + Eq + Ord> IntoIterator for &'a KeyedSet<K> {
+    type Item = &'a K;
+    type IntoIter = std::vec::IntoIter<&'a K>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<K: Hash + Eq + Ord> FromIterator<K> for KeyedSet<K> {
+    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+        KeyedSet { set: iter.into_iter().collect() }
+    }
+}
+
+/// Equal when they hold the same keys, whatever order they were inserted in.
+impl<K: Hash + Eq> PartialEq for KeyedSet<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.set == other.set
+    }
+}
+
+impl<K: Hash + Eq> Eq for KeyedSet<K> {}
+
+impl<K: Hash + Eq + Ord + fmt::Debug> fmt::Debug for KeyedSet<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<K: Hash + Eq + Ord + Serialize> Serialize for KeyedSet<K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::KeyedMap;
+    use super::{KeyedMap, KeyedSet};
 
     #[test]
     fn iteration_is_sorted_whatever_the_history_of_inserts_and_removals() {
@@ -177,6 +289,15 @@ mod tests {
             format!("{map:?}"),
             r#"{"broker-0": 0, "broker-a": 8, "broker-c": 8, "broker-d": 8, "broker-e": 8}"#
         );
+    }
+
+    #[test]
+    fn a_set_iterates_sorted_after_removals_as_a_btree_set_would() {
+        let mut set: KeyedSet<String> = ["b", "d", "a", "c"].into_iter().map(String::from).collect();
+        assert!(set.remove("b") && !set.remove("b"));
+        assert!(set.insert("0".into()) && !set.insert("a".into()));
+        assert_eq!(format!("{set:?}"), r#"{"0", "a", "c", "d"}"#);
+        assert_eq!(set.to_btree().into_iter().collect::<Vec<_>>(), ["0", "a", "c", "d"]);
     }
 
     #[test]

@@ -132,8 +132,10 @@ fn world_for(scenario: &Scenario) -> World {
     let mut world = World::new(brokers);
     world.set_nacos_instances(scenario.nacos.instance_facts());
     for e in &scenario.expects {
-        if let crate::sim::expect::Subject::Sends(w) = &e.subject {
-            world.watch_sends(&w.producer, w.to_broker.as_deref());
+        match &e.subject {
+            crate::sim::expect::Subject::Sends(w) => world.watch_sends(&w.producer, w.to_broker.as_deref()),
+            crate::sim::expect::Subject::Registration { .. } => world.watch_registrations(),
+            _ => {}
         }
     }
     world

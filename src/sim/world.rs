@@ -8,6 +8,7 @@
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::SimTime;
+use rustc_hash::FxHashMap;
 use std::cell::{Ref, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -55,9 +56,16 @@ pub struct World {
     /// The sends of the producers some expectation asks about: by producer, then by the broker
     /// name of the send's last attempt (`None`: all of the producer's sends).
     sends: RefCell<BTreeMap<String, BTreeMap<Option<String>, SendLog>>>,
-    /// Each broker's last answer to REGISTER_BROKER from each name server, with a revision.
-    registrations: RefCell<BTreeMap<(String, String), (u64, RegisterAnswer)>>,
+    /// Each broker's last answer to REGISTER_BROKER from each name server (broker, then name
+    /// server), with a revision. Hashed: it is written on every answer (4,000 a minute at the
+    /// scale bench) and only ever read by key, so no order of it reaches output.
+    registrations: RefCell<FxHashMap<String, FxHashMap<String, Answered>>>,
+    /// Whether an expectation reads `registrations`; if none does, answers are not kept.
+    registrations_watched: bool,
 }
+
+/// How many answers a broker got from one name server, and the last.
+type Answered = (u64, RegisterAnswer);
 
 /// The REGISTER_BROKER answer a broker last got from one name server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,18 +158,42 @@ impl World {
     }
 
     /// Names of the name servers, in order.
+    /// Keep the REGISTER_BROKER answers: an expectation asks about one.
+    pub fn watch_registrations(&mut self) {
+        self.registrations_watched = true;
+    }
+
+    /// Keeps `answer` as `broker`'s latest from `namesrv`, if an expectation asks about any
+    /// (a run without one would otherwise look up two names for nothing on each of its
+    /// 4,000 answers a minute at the scale bench). The names are copied only the first time the
+    /// pair answers; every later answer finds its slot by the borrowed names.
     pub fn record_registration(&self, broker: &str, namesrv: &str, answer: RegisterAnswer) {
+        if !self.registrations_watched {
+            return;
+        }
         let mut all = self.registrations.borrow_mut();
-        let slot = all.entry((broker.to_string(), namesrv.to_string())).or_insert((0, answer.clone()));
-        *slot = (slot.0 + 1, answer);
+        if !all.contains_key(broker) {
+            all.insert(broker.to_string(), FxHashMap::default());
+        }
+        let by_namesrv = all.get_mut(broker).expect("just ensured");
+        match by_namesrv.get_mut(namesrv) {
+            Some(slot) => *slot = (slot.0 + 1, answer),
+            None => {
+                by_namesrv.insert(namesrv.to_string(), (1, answer));
+            }
+        }
+    }
+
+    fn registration_slot<R>(&self, broker: &str, namesrv: &str, read: impl FnOnce(&Answered) -> R) -> Option<R> {
+        self.registrations.borrow().get(broker).and_then(|m| m.get(namesrv)).map(read)
     }
 
     pub fn registration(&self, broker: &str, namesrv: &str) -> Option<RegisterAnswer> {
-        self.registrations.borrow().get(&(broker.to_string(), namesrv.to_string())).map(|(_, a)| a.clone())
+        self.registration_slot(broker, namesrv, |(_, a)| a.clone())
     }
 
     pub fn registration_revision(&self, broker: &str, namesrv: &str) -> (u64, u64) {
-        (self.registrations.borrow().get(&(broker.to_string(), namesrv.to_string())).map_or(0, |(r, _)| *r), 0)
+        (self.registration_slot(broker, namesrv, |(r, _)| *r).unwrap_or(0), 0)
     }
 
     pub fn namesrv_names(&self) -> Vec<String> {

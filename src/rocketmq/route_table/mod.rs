@@ -79,7 +79,7 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo, QueueData};
 use crate::sim::invariants::Mutation;
-use crate::sim::keyed::KeyedMap;
+use crate::sim::keyed::{KeyedMap, KeyedSet};
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -101,8 +101,9 @@ pub struct NamesrvConfig {
 /// The name server's route table: `RouteInfoManager` without its lock, thread or RPC client.
 ///
 /// The five `*_table` fields are the Java tables, key for key. The three that every registration
-/// looks up by name are [`KeyedMap`]s: hashed lookups, iterated in key order like the
-/// `BTreeMap`s beside them. Everything else is bookkeeping
+/// looks up by name are [`KeyedMap`]s, and the cluster sets it adds its name to are
+/// [`KeyedSet`]s: hashed lookups, iterated in key order like the `BTreeMap`s beside them.
+/// Everything else is bookkeeping
 /// *beside* them that no Java code reads: the observer revision, the topic-loop memo and the
 /// record of cross-cluster names (used only to classify consistency findings).
 #[derive(Debug)]
@@ -112,8 +113,8 @@ pub struct RouteInfoManager {
     topic_queue_table: BTreeMap<String, BTreeMap<String, Arc<QueueData>>>,
     /// brokerName -> BrokerData (the group's id -> address map).
     broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
-    /// clusterName -> brokerNames.
-    cluster_addr_table: BTreeMap<String, BTreeSet<String>>,
+    /// clusterName -> brokerNames (a hashed set: every registration asks whether its name is in).
+    cluster_addr_table: BTreeMap<String, KeyedSet<String>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
     broker_live_table: KeyedMap<BrokerAddrInfo, BrokerLiveInfo>,
     /// (cluster, address) -> filter server addresses.
@@ -157,7 +158,7 @@ impl RouteInfoManager {
         &self.broker_addr_table
     }
 
-    pub fn cluster_addr_table(&self) -> &BTreeMap<String, BTreeSet<String>> {
+    pub fn cluster_addr_table(&self) -> &BTreeMap<String, KeyedSet<String>> {
         &self.cluster_addr_table
     }
 

@@ -18,6 +18,11 @@ impl RouteInfoManager {
     /// The order matters and is kept: the cluster entry and the group are touched (steps 1–5)
     /// before the two early returns (6, 7), and the topic update (10) runs *before* the live
     /// entry is replaced (11), so its change checks compare with the previous registration.
+    ///
+    /// The group is looked up by name once, in step 2, and then reached by its position `g` in
+    /// `brokerAddrTable`: a registration reads it at every step, and a name lookup is a hash
+    /// and a string compare on a group this call has already found. No step removes a group,
+    /// so the position holds to the end of the call.
     pub fn register_broker(
         &mut self,
         now: SimTime,
@@ -26,12 +31,13 @@ impl RouteInfoManager {
     ) -> RegisterOutcome {
         let mut out = RegisterOutcome::new();
         let key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
-        out.register_first = self.join_group(req);
+        let (created, g) = self.join_group(req);
+        out.register_first = created;
         // Step 4: an empty group counts as min id 0, so its first member never "lowers" it.
-        let prev_min_id = self.group(&req.broker_name).broker_addrs.keys().next().copied();
+        let prev_min_id = self.broker_addr_table.at(g).broker_addrs.keys().next().copied();
         let min_id_dropped = req.broker_id < prev_min_id.unwrap_or(MASTER_ID);
-        out.switched_ids = self.drop_other_ids_of_addr(req);
-        if let Some(stop) = self.check_conflict(req).or_else(|| self.check_single_topic(req)) {
+        out.switched_ids = self.drop_other_ids_of_addr(req, g);
+        if let Some(stop) = self.check_conflict(req, g).or_else(|| self.check_single_topic(req, g)) {
             out.conflict = matches!(stop, RegisterStop::Conflict { .. });
             // Only the guard returns Java's null; the others return the empty result object.
             if stop != RegisterStop::SingleTopicGuard {
@@ -40,7 +46,7 @@ impl RouteInfoManager {
             out.stopped = Some(stop);
             return out;
         }
-        let role = self.claim_id(req, &mut out.register_first);
+        let role = self.claim_id(req, g, &mut out.register_first);
         out.role = Some(role);
         if let Some(wrapper) = &req.topic_config_wrapper {
             if role != BrokerRole::Slave {
@@ -50,13 +56,13 @@ impl RouteInfoManager {
         out.previous_channel = self.replace_live_entry(now, req, key, channel);
         out.live_entry_replaced = out.previous_channel.is_some();
         self.update_filter_servers(key, req);
-        out.result = Some(self.master_of(req));
+        out.result = Some(self.master_of(req, g));
         // Step 14. Unlike the unregister path (§2.3 step 7), Java does not check the group's
         // enableActingMaster here; we reproduce that asymmetry.
         if min_id_dropped && self.config.notify_min_broker_id_changed {
             out.min_broker_id_changed = MinBrokerIdChange::for_group(
                 &req.broker_name,
-                &self.group(&req.broker_name).broker_addrs,
+                &self.broker_addr_table.at(g).broker_addrs,
                 None,
                 Some(req.ha_server_addr.clone()),
             );
@@ -68,8 +74,9 @@ impl RouteInfoManager {
         self.broker_addr_table.get(broker_name).expect("step 2 created the group")
     }
 
-    /// Steps 1–3; returns whether step 2 created the group (`registerFirst`).
-    fn join_group(&mut self, req: &RegisterBrokerRequest) -> bool {
+    /// Steps 1–3; returns whether step 2 created the group (`registerFirst`), and the group's
+    /// position in `brokerAddrTable`.
+    fn join_group(&mut self, req: &RegisterBrokerRequest) -> (bool, usize) {
         let name = &req.broker_name;
         let mut changed = match self.cluster_addr_table.get_mut(&req.cluster_name) {
             Some(names) => !names.contains(name) && names.insert(name.clone()),
@@ -79,12 +86,15 @@ impl RouteInfoManager {
                 true
             }
         };
-        let created = !self.broker_addr_table.contains_key(name);
-        if created {
-            let group = BrokerData::new(&req.cluster_name, name);
-            self.broker_addr_table.insert(name.clone(), Arc::new(group));
-        }
-        let group = self.broker_addr_table.get_mut(name).expect("just ensured");
+        let (created, g) = match self.broker_addr_table.position(name) {
+            Some(g) => (false, g),
+            None => {
+                let group = BrokerData::new(&req.cluster_name, name);
+                self.broker_addr_table.insert(name.clone(), Arc::new(group));
+                (true, self.broker_addr_table.len() - 1)
+            }
+        };
+        let group = self.broker_addr_table.at_mut(g);
         if group.cluster != req.cluster_name {
             // The group keeps the cluster it was created with (#3991/#1450).
             self.cross_cluster_names.insert(name.clone());
@@ -102,13 +112,13 @@ impl RouteInfoManager {
         if changed || created {
             self.bump();
         }
-        created
+        (created, g)
     }
 
     /// Step 5, "switch slave to master": one `ip:port` may hold only one id in a group, so the
     /// address's entries under other ids go before it claims this one.
-    fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest) -> Vec<(u64, String)> {
-        let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
+    fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest, g: usize) -> Vec<(u64, String)> {
+        let group = self.broker_addr_table.at_mut(g);
         // Almost every registration finds nothing to drop: look before copying the group.
         if !group.broker_addrs.iter().any(|(&id, addr)| *addr == req.broker_addr && id != req.broker_id) {
             return Vec::new();
@@ -130,8 +140,8 @@ impl RouteInfoManager {
 
     /// Step 6: controller mode. Another address holds this id and is still live with a higher
     /// `stateVersion`: the newcomer is stale. Strictly greater — equal versions let it through.
-    fn check_conflict(&mut self, req: &RegisterBrokerRequest) -> Option<RegisterStop> {
-        let old_addr = self.group(&req.broker_name).broker_addrs.get(&req.broker_id)?;
+    fn check_conflict(&mut self, req: &RegisterBrokerRequest, g: usize) -> Option<RegisterStop> {
+        let old_addr = self.broker_addr_table.at(g).broker_addrs.get(&req.broker_id)?;
         if *old_addr == req.broker_addr {
             return None;
         }
@@ -152,8 +162,8 @@ impl RouteInfoManager {
 
     /// Step 7 (#4523): a one-topic body is an incremental registration; it may not be the one
     /// that introduces an id. Returns null *after* steps 1–5, which can leave an empty group.
-    fn check_single_topic(&self, req: &RegisterBrokerRequest) -> Option<RegisterStop> {
-        if self.group(&req.broker_name).broker_addrs.contains_key(&req.broker_id) {
+    fn check_single_topic(&self, req: &RegisterBrokerRequest, g: usize) -> Option<RegisterStop> {
+        if self.broker_addr_table.at(g).broker_addrs.contains_key(&req.broker_id) {
             return None;
         }
         match &req.topic_config_wrapper {
@@ -164,8 +174,8 @@ impl RouteInfoManager {
     }
 
     /// Steps 8–9: claim the id, then decide the role from the group's smallest id *after* it.
-    fn claim_id(&mut self, req: &RegisterBrokerRequest, register_first: &mut bool) -> BrokerRole {
-        let group = self.broker_addr_table.get_mut(&req.broker_name).expect("step 2");
+    fn claim_id(&mut self, req: &RegisterBrokerRequest, g: usize, register_first: &mut bool) -> BrokerRole {
+        let group = self.broker_addr_table.at_mut(g);
         // Only a new or different address is written, so a refresh copies nothing.
         let old = group.broker_addrs.get(&req.broker_id).cloned();
         let changed = old.as_deref() != Some(req.broker_addr.as_str());
@@ -191,6 +201,10 @@ impl RouteInfoManager {
     /// and DataVersion all change, so a registration can shorten or lengthen the timeout.
     /// Returns the replaced entry's channel, if there was one. Only a change beyond the
     /// timestamp moves the revision.
+    ///
+    /// An existing entry is overwritten field by field, which leaves it equal to the new one
+    /// Java puts; its HA address is copied only when it differs (it almost never does, and the
+    /// copy was an allocation per registration).
     fn replace_live_entry(
         &mut self,
         now: SimTime,
@@ -198,28 +212,37 @@ impl RouteInfoManager {
         key: BrokerAddrRef<'_>,
         channel: ChannelId,
     ) -> Option<ChannelId> {
-        let info = BrokerLiveInfo {
-            last_update_timestamp: now,
-            heartbeat_timeout_millis: req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME),
-            // Java: `new DataVersion()` (stamped now) when the wrapper is null.
-            data_version: match &req.topic_config_wrapper {
-                Some(w) => w.data_version,
-                None => DataVersion::new(now),
-            },
-            channel,
-            ha_server_addr: req.ha_server_addr.clone(),
+        let timeout = req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
+        // Java: `new DataVersion()` (stamped now) when the wrapper is null.
+        let data_version = match &req.topic_config_wrapper {
+            Some(w) => w.data_version,
+            None => DataVersion::new(now),
         };
         let Some(prev) = self.broker_live_table.get_mut(&key) else {
+            let info = BrokerLiveInfo {
+                last_update_timestamp: now,
+                heartbeat_timeout_millis: timeout,
+                data_version,
+                channel,
+                ha_server_addr: req.ha_server_addr.clone(),
+            };
             self.broker_live_table.insert(key.to_owned(), info);
             self.bump();
             return None;
         };
         let previous = prev.channel;
-        let visible_change = prev.heartbeat_timeout_millis != info.heartbeat_timeout_millis
-            || prev.data_version != info.data_version
-            || prev.channel != info.channel
-            || prev.ha_server_addr != info.ha_server_addr;
-        *prev = info;
+        let new_ha_addr = prev.ha_server_addr != req.ha_server_addr;
+        let visible_change = prev.heartbeat_timeout_millis != timeout
+            || prev.data_version != data_version
+            || prev.channel != channel
+            || new_ha_addr;
+        prev.last_update_timestamp = now;
+        prev.heartbeat_timeout_millis = timeout;
+        prev.data_version = data_version;
+        prev.channel = channel;
+        if new_ha_addr {
+            prev.ha_server_addr.clone_from(&req.ha_server_addr);
+        }
         if visible_change {
             self.bump();
         }
@@ -244,11 +267,11 @@ impl RouteInfoManager {
 
     /// Step 13: a slave learns its master's address and HA address, but only while the master
     /// (looked up under the *registrant's* cluster) has a live entry.
-    fn master_of(&self, req: &RegisterBrokerRequest) -> RegisterBrokerResult {
+    fn master_of(&self, req: &RegisterBrokerRequest, g: usize) -> RegisterBrokerResult {
         if req.broker_id == MASTER_ID {
             return RegisterBrokerResult::default();
         }
-        let Some(master_addr) = self.group(&req.broker_name).broker_addrs.get(&MASTER_ID) else {
+        let Some(master_addr) = self.broker_addr_table.at(g).broker_addrs.get(&MASTER_ID) else {
             return RegisterBrokerResult::default();
         };
         let master_key = BrokerAddrRef::new(&req.cluster_name, master_addr);

@@ -189,7 +189,7 @@ fn visible(m: &RouteInfoManager) -> Visible {
     Visible {
         topics: m.topic_queue_table().clone(),
         groups: m.broker_addr_table().to_btree(),
-        clusters: m.cluster_addr_table().clone(),
+        clusters: m.cluster_addr_table().iter().map(|(c, names)| (c.clone(), names.to_btree())).collect(),
         live: live.collect(),
         filters: m.filter_server_table().to_btree(),
     }

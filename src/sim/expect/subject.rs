@@ -112,7 +112,7 @@ impl Subject {
             Subject::Cluster { namesrv, cluster, brokers } => {
                 let got: BTreeSet<String> = world
                     .namesrv(namesrv)
-                    .and_then(|t| t.borrow().cluster_addr_table().get(cluster).cloned())
+                    .and_then(|t| t.borrow().cluster_addr_table().get(cluster).map(|names| names.to_btree()))
                     .unwrap_or_default();
                 if &got == brokers {
                     Ok(())

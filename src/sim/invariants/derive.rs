@@ -214,7 +214,9 @@ pub fn compare(
         }
         let groups: Groups = t.broker_addr_table().iter().map(|(n, g)| (n.clone(), g.broker_addrs.clone())).collect();
         out.extend(diff(&format!("{ns}: group"), &want.groups, &groups));
-        out.extend(diff(&format!("{ns}: cluster"), &want.clusters, t.cluster_addr_table()));
+        let clusters: BTreeMap<String, BTreeSet<String>> =
+            t.cluster_addr_table().iter().map(|(c, names)| (c.clone(), names.to_btree())).collect();
+        out.extend(diff(&format!("{ns}: cluster"), &want.clusters, &clusters));
         let topics: Topics = t
             .topic_queue_table()
             .iter()
