@@ -68,11 +68,12 @@ pub(crate) fn story(n: &NacosNote) -> String {
         ),
         NacosNote::DistroTookOver { client } => format!(
             "DistroMapper#onEvent: a MembersChangeEvent rebuilt this member's healthy list (UP and SUSPICIOUS \
-             members, sorted), and distroHash({client}) % size now lands on this member. The copy it holds \
+             members, sorted), and distroHash({}) % size now lands on this member. The copy it holds \
              becomes its own: InstanceBeatCheckResponsibleInterceptor stops skipping the client, so \
              ClientBeatCheckTaskV2 checks it at its next 5 s tick, counting silence from the last beat or from \
              the last verify that refreshed the copy (ClientBeatUpdateTask); and its changes are synced from here \
-             (DistroClientDataProcessor#isInvalidClient)"
+             (DistroClientDataProcessor#isInvalidClient)",
+            client.responsible_tag()
         ),
         NacosNote::DistroLoadFailed { retry_in } => format!(
             "DistroLoadDataTask: no member gave a snapshot (each was not UP, or did not answer within 30 s) → \

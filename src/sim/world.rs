@@ -157,7 +157,6 @@ impl World {
         sends.get(producer)?.get(&broker.map(str::to_string)).map(read)
     }
 
-    /// Names of the name servers, in order.
     /// Keep the REGISTER_BROKER answers: an expectation asks about one.
     pub fn watch_registrations(&mut self) {
         self.registrations_watched = true;
@@ -196,6 +195,7 @@ impl World {
         (self.registration_slot(broker, namesrv, |(r, _)| *r).unwrap_or(0), 0)
     }
 
+    /// Names of the name servers, in order.
     pub fn namesrv_names(&self) -> Vec<String> {
         self.namesrvs.borrow().keys().cloned().collect()
     }
