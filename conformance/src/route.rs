@@ -45,7 +45,7 @@ impl Route {
 
     /// `RouteInfoManager#getAllClusterInfo` of the model's table.
     pub fn cluster_from_model(
-        clusters: &BTreeMap<String, std::collections::BTreeSet<String>>,
+        clusters: &BTreeMap<String, routesim::sim::keyed::KeyedSet<String>>,
         groups: impl Iterator<Item = (String, BTreeMap<u64, String>)>,
     ) -> Route {
         Route::Cluster(cluster_view(clusters.iter().map(|(c, n)| (c.clone(), n.iter().cloned().collect())), groups))
