@@ -78,7 +78,8 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
                 topics: topic_names
                     .iter()
                     .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
                 idle_close: Some(NETTY_IDLE_TIME),
             });
         }

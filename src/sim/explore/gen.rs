@@ -239,7 +239,8 @@ fn build(seed: u64, shape: Shape<'_>, (latency, jitter): (u64, u64), episodes: &
                     perm: perm::READ_WRITE,
                     ..TopicConfig::new(TOPICS[t])
                 })
-                .collect();
+                .collect::<Vec<_>>()
+                .into();
             brokers.push(BrokerSpec {
                 name: format!("g{}-{id}", g + 1),
                 config,

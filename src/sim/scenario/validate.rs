@@ -325,7 +325,7 @@ fn broker(ctx: &mut Ctx, raw: RawBroker, addrs: &mut BTreeMap<String, String>) -
         config,
         namesrvs: namesrv_list(ctx, raw.namesrvs),
         start: ctx.time_or_zero(&raw.start),
-        topics,
+        topics: topics.into(),
         idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
 }
