@@ -38,7 +38,7 @@ pub fn keys(s: &Scenario) -> Vec<Key> {
     for ns in &s.namesrvs {
         keys.push((ns.name.clone(), CLUSTER_INFO.to_string()));
         for b in &s.brokers {
-            for t in &b.topics {
+            for t in b.topics.iter() {
                 let k = (ns.name.clone(), t.topic_name.clone());
                 if !keys.contains(&k) {
                     keys.push(k);
