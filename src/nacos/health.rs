@@ -303,19 +303,7 @@ impl NamingServer {
             return false;
         }
         let idle = now.since(client.last_updated);
-        let client = self.clients.remove(key).expect("present");
-        for service in &client.subscriptions {
-            if let Some(set) = self.subscribers.get_mut(service) {
-                set.remove(key);
-            }
-        }
-        let mut published: Vec<_> = client.publishers.into_keys().collect();
-        published.sort_unstable();
-        for service in &published {
-            self.unindex_publisher(service, key);
-        }
-        self.bump();
-        self.mark_ip_dirty(key, true);
+        let (client, published) = self.remove_ip_client(key).expect("present");
         out.push(Change::ClientRemoved {
             client: key.clone(),
             idle,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 impl NamingServer {
     /// `createIpPortClientIfAbsent` → `clientConnected` → `IpPortBasedClient#init`: a new client's
     /// beat check runs every 5 s from 5 s after now. Returns whether it was created.
-    fn create_client_if_absent(&mut self, key: &ClientKey, now: SimTime) -> bool {
+    pub(super) fn create_client_if_absent(&mut self, key: &ClientKey, now: SimTime) -> bool {
         if self.clients.contains_key(key) {
             return false;
         }
@@ -79,6 +79,26 @@ impl NamingServer {
         self.reschedule(&key, now);
         self.metadata_events(now, &changes);
         changes
+    }
+
+    /// `EphemeralIpPortClientManager#clientDisconnected`: the client goes with its subscriptions
+    /// and every instance it publishes (returned in service order), and its owner tells the other
+    /// members (a Distro DELETE). `None` if there is no such client.
+    pub(crate) fn remove_ip_client(&mut self, key: &ClientKey) -> Option<(IpPortClient, Vec<ServiceKey>)> {
+        let client = self.clients.remove(key)?;
+        for service in &client.subscriptions {
+            if let Some(set) = self.subscribers.get_mut(service) {
+                set.remove(key);
+            }
+        }
+        let mut published: Vec<ServiceKey> = client.publishers.keys().cloned().collect();
+        published.sort_unstable();
+        for service in &published {
+            self.unindex_publisher(service, key);
+        }
+        self.bump();
+        self.mark_ip_dirty(key, true);
+        Some((client, published))
     }
 
     pub(crate) fn unindex_publisher(&mut self, service: &ServiceKey, key: &ClientKey) {

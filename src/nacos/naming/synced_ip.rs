@@ -24,10 +24,8 @@
 
 use super::{Change, ConnSyncData, IpPortClient, NamingServer, Published, RegisterSource};
 use crate::nacos::cluster::DistroMapper;
-use crate::nacos::health::ClientSched;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::SimTime;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The `IpPortBasedClient` a Distro id names (`ip:port#true`), or `None` for a connection id.
@@ -96,18 +94,7 @@ impl NamingServer {
 
     /// CHANGE: `syncClientConnected` then `upgradeClient` on an `IpPortBasedClient`.
     pub(super) fn apply_ip_sync(&mut self, now: SimTime, key: &ClientKey, data: &ConnSyncData) -> Vec<Change> {
-        if !self.clients.contains_key(key) {
-            let client = IpPortClient {
-                created: now,
-                last_updated: now,
-                publishers: Default::default(),
-                subscriptions: BTreeSet::new(),
-                sched: ClientSched::new(now),
-                revision: 0,
-                responsible: self.responsible_for(key),
-            };
-            self.clients.insert(key.clone(), client);
-        }
+        self.create_client_if_absent(key, now);
         let client = self.clients.get_mut(key).expect("created above");
         let mut changes = Vec::new();
         let mut put = Vec::new();
@@ -148,18 +135,7 @@ impl NamingServer {
 
     /// DELETE: `EphemeralIpPortClientManager#clientDisconnected`, every instance at once.
     pub(super) fn apply_ip_delete(&mut self, key: &ClientKey, id: &Arc<str>) -> Vec<Change> {
-        let Some(client) = self.clients.remove(key) else { return Vec::new() };
-        for service in &client.subscriptions {
-            if let Some(set) = self.subscribers.get_mut(service) {
-                set.remove(key);
-            }
-        }
-        let published: Vec<ServiceKey> = client.published().into_iter().map(|(s, _)| s.clone()).collect();
-        for service in &published {
-            self.unindex_publisher(service, key);
-        }
-        self.bump();
-        self.mark_ip_dirty(key, true);
+        let Some((_, published)) = self.remove_ip_client(key) else { return Vec::new() };
         let instances = vec![key.clone(); published.len()];
         vec![Change::ConnectionReleased { conn: id.clone(), published, instances }]
     }
