@@ -6,76 +6,164 @@
 //! nothing else (no tokio timer wheel, no hash order) decides who goes first.
 
 use crate::sim::clock::SimTime;
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
+
+/// How many milliseconds the wheel spans: 2^16 ms, about 65 s. Nearly every timer the models set
+/// lands inside it — RocketMQ's 30 s registration and route poll, the 5 s scan and beats, Nacos's
+/// 15/30 s health thresholds — so only the rare long one (a 3-min Distro expiry, a fault minutes
+/// ahead) waits in the overflow tree.
+const SLOTS: usize = 1 << 16;
+const WORDS: usize = SLOTS / 64;
+/// No bucket in this slot.
+const EMPTY: u32 = u32::MAX;
 
 /// A min-queue of `E` by time, FIFO among equal times.
 ///
-/// A calendar of instants: one FIFO bucket per distinct instant. A simulation puts many entries
-/// on the same instant (a provider's hundred beats, a broker's registrations to every name
-/// server), and a bucket takes them in and hands them out without re-sorting anything.
+/// A timing wheel of instants: one FIFO bucket per distinct instant, found through a ring of
+/// millisecond slots covering `[base, base + SLOTS)`. A simulation puts many entries on the same
+/// instant (a provider's hundred beats, a broker's registrations to every name server); a bucket
+/// takes them in and hands them out without re-sorting anything, and finding an instant's bucket
+/// is an index, not a tree search. The earliest instant is found through two levels of bitmaps
+/// (a bit per slot, a bit per word of slots): a few word scans from the current instant.
+///
+/// Instants beyond the ring, and any before `base` (nothing pushes into the past today, but the
+/// agenda does not rely on it), wait in a tree and move into the ring when it turns to them.
+/// All entries of one instant are always in the same place, which is what keeps them FIFO: an
+/// instant moves into the ring the moment the ring reaches it, before anyone can push to it there.
 ///
 /// Emptied buckets are kept for reuse: a busy instant fills one with a hundred entries, and
 /// growing a fresh one to that size, instant after instant, was a real share of a big run.
 pub struct Agenda<E> {
-    buckets: BTreeMap<SimTime, VecDeque<E>>,
-    spare: Vec<VecDeque<E>>,
+    /// The earliest instant the ring covers; only moves forward, to the instant last popped.
+    base: u64,
+    /// Slot `t % SLOTS` → index into `buckets` of instant `t`'s entries, or `EMPTY`.
+    slot: Box<[u32]>,
+    /// A bit per slot that holds a bucket, and a bit per non-zero word of that.
+    bits: Box<[u64]>,
+    summary: [u64; WORDS / 64],
+    buckets: Vec<VecDeque<E>>,
+    /// Indices in `buckets` free for reuse.
+    free: Vec<u32>,
+    /// Instants outside the ring.
+    far: BTreeMap<SimTime, VecDeque<E>>,
+    /// The earliest instant with an entry, kept up to date: the driver asks for it before every
+    /// entry it takes out.
+    first: Option<SimTime>,
     len: usize,
 }
 
-/// At most this many emptied buckets wait for reuse, so that one burst does not hold its
+/// At most this many emptied buckets keep their memory, so that one burst does not hold its
 /// memory for the rest of the run.
 const SPARE_BUCKETS: usize = 64;
 
 impl<E> Default for Agenda<E> {
     fn default() -> Self {
-        Agenda { buckets: BTreeMap::new(), spare: Vec::new(), len: 0 }
+        Agenda {
+            base: 0,
+            slot: vec![EMPTY; SLOTS].into_boxed_slice(),
+            bits: vec![0; WORDS].into_boxed_slice(),
+            summary: [0; WORDS / 64],
+            buckets: Vec::new(),
+            free: Vec::new(),
+            far: BTreeMap::new(),
+            first: None,
+            len: 0,
+        }
     }
 }
 
 impl<E> Agenda<E> {
     pub fn push(&mut self, at: SimTime, entry: E) {
-        let Agenda { buckets, spare, .. } = self;
-        buckets.entry(at).or_insert_with(|| spare.pop().unwrap_or_default()).push_back(entry);
         self.len += 1;
+        if self.first.is_none_or(|first| at < first) {
+            self.first = Some(at);
+        }
+        if !self.in_ring(at) {
+            self.far.entry(at).or_default().push_back(entry);
+            return;
+        }
+        let s = at.0 as usize % SLOTS;
+        if self.slot[s] == EMPTY {
+            let b = match self.free.pop() {
+                Some(b) => b,
+                None => {
+                    self.buckets.push(VecDeque::new());
+                    (self.buckets.len() - 1) as u32
+                }
+            };
+            self.slot[s] = b;
+            self.set_bit(s);
+        }
+        self.buckets[self.slot[s] as usize].push_back(entry);
     }
 
     /// When the earliest entry is due.
     pub fn next_time(&self) -> Option<SimTime> {
-        self.buckets.keys().next().copied()
+        self.first
+    }
+
+    /// Finds the earliest instant anew, after one was emptied.
+    fn find_first(&self) -> Option<SimTime> {
+        let ring = self.ring_first();
+        let far = self.far.keys().next().copied();
+        match (ring, far) {
+            (Some(r), Some(f)) => Some(r.min(f)),
+            (r, f) => r.or(f),
+        }
     }
 
     /// Removes and returns the earliest entry if it is due at or before `now`.
     pub fn pop_due(&mut self, now: SimTime) -> Option<(SimTime, E)> {
-        let mut first = self.buckets.first_entry()?;
-        let at = *first.key();
-        if at > now {
-            return None;
-        }
-        let entry = first.get_mut().pop_front().expect("buckets are never left empty");
-        if first.get().is_empty() {
-            let bucket = first.remove();
-            if self.spare.len() < SPARE_BUCKETS {
-                self.spare.push(bucket);
+        let at = self.next_time().filter(|at| *at <= now)?;
+        let entry = if self.in_ring(at) {
+            let s = at.0 as usize % SLOTS;
+            let entry = self.buckets[self.slot[s] as usize].pop_front();
+            if self.release_if_empty(s) {
+                self.first = self.find_first();
             }
-        }
+            entry
+        } else {
+            let mut first = self.far.first_entry().expect("the far tree held the earliest instant");
+            let entry = first.get_mut().pop_front();
+            if first.get().is_empty() {
+                first.remove();
+                self.first = self.find_first();
+            }
+            entry
+        };
         self.len -= 1;
-        Some((at, entry))
+        self.advance(at);
+        Some((at, entry.expect("buckets are never left empty")))
     }
 
     /// Takes out the first entry at `at` that `pick` chooses, if there is one. An instant left
     /// with nothing is gone, so nobody wakes up for it.
     pub fn remove(&mut self, at: SimTime, pick: impl Fn(&E) -> bool) -> Option<E> {
-        // One search of the calendar: the entry handle both edits the bucket and drops it.
-        let Entry::Occupied(mut slot) = self.buckets.entry(at) else { return None };
-        let i = slot.get().iter().position(pick)?;
-        let entry = slot.get_mut().remove(i);
-        if slot.get().is_empty() {
-            let bucket = slot.remove();
-            if self.spare.len() < SPARE_BUCKETS {
-                self.spare.push(bucket);
+        let entry = if self.in_ring(at) {
+            let s = at.0 as usize % SLOTS;
+            let b = self.slot[s];
+            if b == EMPTY {
+                return None;
             }
-        }
+            let bucket = &mut self.buckets[b as usize];
+            let i = bucket.iter().position(pick)?;
+            let entry = bucket.remove(i);
+            if self.release_if_empty(s) && self.first == Some(at) {
+                self.first = self.find_first();
+            }
+            entry
+        } else {
+            let bucket = self.far.get_mut(&at)?;
+            let i = bucket.iter().position(pick)?;
+            let entry = bucket.remove(i);
+            if bucket.is_empty() {
+                self.far.remove(&at);
+                if self.first == Some(at) {
+                    self.first = self.find_first();
+                }
+            }
+            entry
+        };
         self.len -= 1;
         entry
     }
@@ -83,7 +171,11 @@ impl<E> Agenda<E> {
     /// How many entries are still due at or before `now` in the earliest instant's bucket (none
     /// once that bucket is a later instant's).
     pub fn due_len(&self, now: SimTime) -> usize {
-        self.buckets.first_key_value().filter(|(at, _)| **at <= now).map_or(0, |(_, bucket)| bucket.len())
+        match self.next_time().filter(|at| *at <= now) {
+            Some(at) if self.in_ring(at) => self.buckets[self.slot[at.0 as usize % SLOTS] as usize].len(),
+            Some(at) => self.far.get(&at).map_or(0, VecDeque::len),
+            None => 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -93,11 +185,109 @@ impl<E> Agenda<E> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    fn in_ring(&self, at: SimTime) -> bool {
+        at.0 >= self.base && at.0 - self.base < SLOTS as u64
+    }
+
+    /// The ring turns to `at` (the instant just popped): instants of the tree that it now
+    /// covers move in, before anything else can be pushed to them.
+    fn advance(&mut self, at: SimTime) {
+        if at.0 <= self.base {
+            return;
+        }
+        self.base = at.0;
+        // An instant in the past stays in the tree, where `next_time` still finds it first.
+        while let Some(t) = self.far.range(SimTime(self.base)..).next().map(|(t, _)| *t) {
+            if !self.in_ring(t) {
+                break;
+            }
+            let bucket = self.far.remove(&t).expect("just found");
+            let s = t.0 as usize % SLOTS;
+            debug_assert_eq!(self.slot[s], EMPTY, "an instant is in one place only");
+            let b = match self.free.pop() {
+                Some(b) => {
+                    self.buckets[b as usize] = bucket;
+                    b
+                }
+                None => {
+                    self.buckets.push(bucket);
+                    (self.buckets.len() - 1) as u32
+                }
+            };
+            self.slot[s] = b;
+            self.set_bit(s);
+        }
+    }
+
+    /// Frees slot `s`'s bucket if it has no entries left; says whether it did.
+    fn release_if_empty(&mut self, s: usize) -> bool {
+        let b = self.slot[s];
+        if !self.buckets[b as usize].is_empty() {
+            return false;
+        }
+        self.slot[s] = EMPTY;
+        self.clear_bit(s);
+        if self.free.len() >= SPARE_BUCKETS {
+            // Give back the memory of a bucket that grew for a burst.
+            self.buckets[b as usize] = VecDeque::new();
+        }
+        self.free.push(b);
+        true
+    }
+
+    fn set_bit(&mut self, s: usize) {
+        self.bits[s / 64] |= 1 << (s % 64);
+        self.summary[s / 4096] |= 1 << (s / 64 % 64);
+    }
+
+    fn clear_bit(&mut self, s: usize) {
+        self.bits[s / 64] &= !(1 << (s % 64));
+        if self.bits[s / 64] == 0 {
+            self.summary[s / 4096] &= !(1 << (s / 64 % 64));
+        }
+    }
+
+    /// The earliest instant in the ring: the first set slot at or after `base`'s, going round.
+    fn ring_first(&self) -> Option<SimTime> {
+        let start = self.base as usize % SLOTS;
+        let s = self.next_slot(start, SLOTS).or_else(|| self.next_slot(0, start))?;
+        let ahead = (s + SLOTS - start) % SLOTS;
+        Some(SimTime(self.base + ahead as u64))
+    }
+
+    /// The first set slot in `[from, to)`.
+    fn next_slot(&self, from: usize, to: usize) -> Option<usize> {
+        if from >= to {
+            return None;
+        }
+        // The rest of `from`'s own word first.
+        let w = from / 64;
+        let here = self.bits[w] & (!0u64 << (from % 64));
+        if here != 0 {
+            let s = w * 64 + here.trailing_zeros() as usize;
+            return (s < to).then_some(s);
+        }
+        // Then the next non-empty word, found through the summary.
+        let mut word = w + 1;
+        while word * 64 < to {
+            let group = word / 64;
+            let rest = self.summary[group] & (!0u64 << (word % 64));
+            if rest != 0 {
+                let found = group * 64 + rest.trailing_zeros() as usize;
+                let s = found * 64 + self.bits[found].trailing_zeros() as usize;
+                return (s < to).then_some(s);
+            }
+            word = (group + 1) * 64;
+        }
+        None
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn entries_come_out_by_time_then_by_arrival() {
@@ -143,5 +333,98 @@ mod tests {
         assert!(a.pop_due(SimTime(4)).is_none());
         assert_eq!(a.next_time(), Some(SimTime(5)));
         assert!(a.pop_due(SimTime(5)).is_some());
+    }
+
+    #[test]
+    fn a_far_instant_keeps_its_place_ahead_of_later_pushes_to_it() {
+        // Pushed while beyond the ring, then again once the ring has turned to it: the first
+        // push still comes out first.
+        let far = SimTime(SLOTS as u64 + 10);
+        let mut a = Agenda::default();
+        a.push(far, "early push");
+        a.push(SimTime(20), "turns the ring");
+        assert_eq!(a.pop_due(SimTime(20)), Some((SimTime(20), "turns the ring")));
+        a.push(far, "late push");
+        assert_eq!(a.pop_due(far), Some((far, "early push")));
+        assert_eq!(a.pop_due(far), Some((far, "late push")));
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn the_ring_wraps_round() {
+        let mut a = Agenda::default();
+        let mut t = 0;
+        // Walk the ring round three times in steps that land on every part of it.
+        for step in [1, 63, 64, 65, 4095, 4096, 4097, 40_000, 60_000] {
+            a.push(SimTime(t + step), step);
+            assert_eq!(a.next_time(), Some(SimTime(t + step)));
+            assert_eq!(a.pop_due(SimTime(t + step)), Some((SimTime(t + step), step)));
+            t += step;
+        }
+        assert!(a.is_empty());
+        assert_eq!(a.next_time(), None);
+    }
+
+    /// The reference: a tree of instants, what the agenda was before the wheel.
+    #[derive(Default)]
+    struct Reference(BTreeMap<SimTime, VecDeque<u32>>);
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(u64, u32),
+        Pop(u64),
+        Remove(u64, u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Delays near zero, near the ring's span and far beyond it.
+        let delay = prop_oneof![0..100u64, (SLOTS as u64 - 50)..(SLOTS as u64 + 50), 0..(4 * SLOTS as u64)];
+        prop_oneof![
+            (delay.clone(), 0..8u32).prop_map(|(d, v)| Op::Push(d, v)),
+            (0..(2 * SLOTS as u64)).prop_map(Op::Pop),
+            (delay, 0..8u32).prop_map(|(d, v)| Op::Remove(d, v)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_tree_of_instants(ops in prop::collection::vec(op(), 1..300)) {
+            let (mut a, mut r) = (Agenda::default(), Reference::default());
+            let mut now = 0u64;
+            for op in ops {
+                match op {
+                    Op::Push(d, v) => {
+                        a.push(SimTime(now + d), v);
+                        r.0.entry(SimTime(now + d)).or_default().push_back(v);
+                    }
+                    Op::Pop(d) => {
+                        // Time moves the way the driver moves it: to at most the next instant.
+                        let until = SimTime(now + d);
+                        let due = r.0.first_key_value().filter(|(t, _)| **t <= until).map_or(0, |(_, b)| b.len());
+                        prop_assert_eq!(a.due_len(until), due);
+                        let want = r.0.first_entry().filter(|e| *e.key() <= until).map(|mut e| {
+                            let at = *e.key();
+                            let v = e.get_mut().pop_front().unwrap();
+                            if e.get().is_empty() { e.remove(); }
+                            (at, v)
+                        });
+                        let got = a.pop_due(until);
+                        prop_assert_eq!(got, want);
+                        if let Some((at, _)) = got { now = at.0; }
+                    }
+                    Op::Remove(d, v) => {
+                        let at = SimTime(now + d);
+                        let want = r.0.get_mut(&at).and_then(|b| {
+                            let i = b.iter().position(|e| *e == v)?;
+                            b.remove(i)
+                        });
+                        if r.0.get(&at).is_some_and(VecDeque::is_empty) { r.0.remove(&at); }
+                        prop_assert_eq!(a.remove(at, |e| *e == v), want);
+                    }
+                }
+                prop_assert_eq!(a.next_time(), r.0.keys().next().copied());
+                prop_assert_eq!(a.len(), r.0.values().map(VecDeque::len).sum::<usize>());
+            }
+        }
     }
 }

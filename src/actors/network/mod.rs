@@ -35,7 +35,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// Packets reach their endpoint as actix messages.
@@ -112,7 +111,7 @@ impl Net {
             origin: Instant::now(),
             now: SimTime::ZERO,
             armed: None,
-            notify: Rc::new(Notify::new()),
+            sleep: None,
             obs,
             net_actor: Arc::from("net"),
         })))
@@ -379,28 +378,29 @@ impl Net {
     /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
     /// next pass.
     pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
-        let (notify, origin) = {
-            let k = self.0.borrow();
-            (k.notify.clone(), k.origin)
-        };
+        let origin = self.0.borrow().origin;
         // One timer, moved from instant to instant: a fresh `Sleep` per instant registered and
         // dropped a timer-wheel entry every time.
-        let sleep = tokio::time::sleep_until(origin);
-        tokio::pin!(sleep);
+        self.0.borrow_mut().sleep = Some(Box::pin(tokio::time::sleep_until(origin)));
         loop {
             let next = self.0.borrow().agenda.next_time();
             // Past the end, sleep one millisecond beyond it: waking then proves instant `end`
             // is complete, so the observer sees its final state.
             let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
             if target > self.now() {
-                self.0.borrow_mut().armed = Some(target);
-                let deadline = origin + std::time::Duration::from_millis(target.millis());
-                sleep.as_mut().reset(deadline);
-                tokio::select! {
-                    biased;
-                    _ = notify.notified() => {}
-                    _ = &mut sleep => {}
+                {
+                    let mut k = self.0.borrow_mut();
+                    k.armed = Some(target);
+                    let deadline = origin + std::time::Duration::from_millis(target.millis());
+                    k.sleep.as_mut().expect("set above").as_mut().reset(deadline);
                 }
+                // Actors run while this waits; one that adds an earlier entry moves the deadline
+                // (`Kernel::wake_if_earlier`).
+                std::future::poll_fn(|cx| {
+                    let mut k = self.0.borrow_mut();
+                    std::future::Future::poll(k.sleep.as_mut().expect("set above").as_mut(), cx)
+                })
+                .await;
                 self.0.borrow_mut().armed = None;
             }
             let now = self.read_clock();
