@@ -15,16 +15,18 @@
 //! the deadline, the window's edge), and the timeline prints it there, not at the next event.
 
 use super::events_subject::Tally;
+use super::subject::Revision;
 use super::{Expectation, Mismatch, Subject, Verdict, When};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::notes::CheckNote;
 use crate::sim::trace::TraceEvent;
 use crate::sim::world::World;
+use smallvec::smallvec;
 
 struct Item {
     exp: Expectation,
     open: bool,
-    last_revision: Option<Vec<(u64, u64)>>,
+    last_revision: Option<Revision>,
     verdict: Option<Verdict>,
     /// What was measured when the verdict was reached (a `sends` subject's counts and
     /// latencies), for the verdict line.
@@ -137,7 +139,7 @@ impl Checker {
         let mut notes = Vec::new();
         for item in self.items.iter_mut().filter(|i| i.open && i.verdict.is_none()) {
             let revision = match item.counts() {
-                true => vec![(item.tally.count, 0)],
+                true => smallvec![(item.tally.count, 0)],
                 false => item.exp.subject.revision(world),
             };
             if item.last_revision.as_ref() == Some(&revision) {

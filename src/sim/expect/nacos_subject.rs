@@ -5,10 +5,12 @@
 //! query cache that `GET /instance/list` answers from, which lags by the 0.5 s push delay. A
 //! server that is down has no instances.
 
+use super::subject::Revision;
 use super::Mismatch;
 use crate::nacos::cluster::{DistroMapper, NodeState};
 use crate::nacos::types::{ClientKey, Host, ServiceKey};
 use crate::sim::world::World;
+use smallvec::smallvec;
 use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -204,15 +206,15 @@ impl NacosSubject {
     }
 
     /// Changes whenever the answer of `check` could change.
-    pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
+    pub fn revision(&self, world: &World) -> Revision {
         match self {
             NacosSubject::Instance { servers, .. } => servers.iter().map(|s| world.nacos_server_revision(s)).collect(),
-            NacosSubject::Service { server, .. } => vec![world.nacos_server_revision(server)],
-            NacosSubject::Subscriber { subscriber, .. } => vec![world.nacos_subscriber_revision(subscriber)],
+            NacosSubject::Service { server, .. } => smallvec![world.nacos_server_revision(server)],
+            NacosSubject::Subscriber { subscriber, .. } => smallvec![world.nacos_subscriber_revision(subscriber)],
             NacosSubject::Member { server, .. } | NacosSubject::Responsible { server, .. } => {
-                vec![world.nacos_members_revision(server)]
+                smallvec![world.nacos_members_revision(server)]
             }
-            NacosSubject::Connection { client, .. } => vec![world.grpc_client_revision(client)],
+            NacosSubject::Connection { client, .. } => smallvec![world.grpc_client_revision(client)],
         }
     }
 }

@@ -8,7 +8,13 @@ use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
 use crate::sim::world::World;
+use smallvec::{smallvec, SmallVec};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// What a subject's answer depends on: a (generation, revision) pair per process it reads. Asked
+/// after every event for every open expectation, so it lives on the stack (a subject reads one
+/// process, or a few).
+pub type Revision = SmallVec<[(u64, u64); 2]>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Subject {
@@ -127,18 +133,18 @@ impl Subject {
     }
 
     /// Changes whenever the answer of `check` could change.
-    pub fn revision(&self, world: &World) -> Vec<(u64, u64)> {
+    pub fn revision(&self, world: &World) -> Revision {
         match self {
             Subject::Route { namesrv, .. }
             | Subject::Live { namesrv, .. }
             | Subject::Cluster { namesrv, .. }
             | Subject::Topics { namesrv, .. } => {
-                vec![world.namesrv_revision(namesrv)]
+                smallvec![world.namesrv_revision(namesrv)]
             }
-            Subject::Client { client, .. } => vec![world.client_revision(client)],
-            Subject::Registration { broker, namesrv, .. } => vec![world.registration_revision(broker, namesrv)],
+            Subject::Client { client, .. } => smallvec![world.client_revision(client)],
+            Subject::Registration { broker, namesrv, .. } => smallvec![world.registration_revision(broker, namesrv)],
             Subject::Nacos(n) => n.revision(world),
-            Subject::Sends(s) => vec![s.revision(world)],
+            Subject::Sends(s) => smallvec![s.revision(world)],
             Subject::Events(_) => unreachable!("an events subject is judged on the checker's tally"),
         }
     }
