@@ -56,7 +56,7 @@ impl RouteInfoManager {
             .topic_queue_table
             .iter()
             .filter(|(topic, by_broker)| {
-                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(*topic)
+                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(topic)
             })
             .map(|(topic, _)| topic.clone())
             .collect();
