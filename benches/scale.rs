@@ -72,6 +72,13 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         .collect();
     let ns_names: Vec<String> = namesrvs.iter().map(|n| n.name.clone()).collect();
     let topic_names: Vec<String> = (0..topics).map(|t| format!("Topic{t:03}")).collect();
+    // One list for every broker, shared as a parsed scenario shares a list its brokers repeat
+    // (`share_equal_topic_lists`); each broker's table shares it in turn.
+    let broker_topics: std::sync::Arc<Vec<TopicConfig>> = topic_names
+        .iter()
+        .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
+        .collect::<Vec<_>>()
+        .into();
     let mut brokers = Vec::new();
     for g in 0..groups {
         for id in 0..2u64 {
@@ -84,11 +91,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
                 namesrvs: ns_names.clone(),
                 // Spread start-ups over the first 30 s, as a real fleet would be.
                 start: SimTime((g as u64 * 59 + id * 7) % 30_000),
-                topics: topic_names
-                    .iter()
-                    .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
-                    .collect::<Vec<_>>()
-                    .into(),
+                topics: broker_topics.clone(),
                 idle_close: Some(NETTY_IDLE_TIME),
             });
         }

@@ -43,7 +43,7 @@ pub fn run(hours: u64) {
     let rows: Vec<Row> = SHAPES.iter().map(|&k| run_child(k, hours)).collect();
     println!("rocketmq scaling ({hours} h, 2 name servers x 100 topics, 10 clients; one run per shape):");
     println!(
-        "{:>6} {:>8} {:>12} {:>9} {:>10} {:>16}",
+        "{:>6} {:>8} {:>12} {:>9} {:>10} {:>18}",
         "shape", "brokers", "events", "wall", "peak RSS", "MB/1,000 brokers"
     );
     // MB per 1,000 brokers between neighbouring shapes: the cost of the brokers added.
@@ -54,7 +54,7 @@ pub fn run(hours: u64) {
         steps.extend(step);
         let step = step.map_or("-".to_string(), |s| format!("{s:.1}"));
         println!(
-            "{:>6} {:>8} {:>12} {:>8.2}s {:>7.1} MB {step:>16}",
+            "{:>6} {:>8} {:>12} {:>8.2}s {:>7.1} MB {step:>18}",
             format!("{}x", r.scale),
             r.scale * 1000,
             r.events,
