@@ -25,6 +25,11 @@
 //! the process's peak RSS is printed last. `--scale K` multiplies the fleet (`--scale 8`: 8,000
 //! brokers; Nacos stops at `--scale 2`, the scenario limit of 20,000 instances), `--hours H`
 //! the virtual time (`--hours 24`: a day), `--runs N` the repetitions.
+//!
+//! `cargo bench --bench scale -- scaling` runs the RocketMQ case once at 1×, 2×, 4× and 8× the
+//! fleet, each in a child process of this binary so that each peak RSS is that shape's alone, and
+//! prints a table with the megabytes each added 1,000 brokers cost and whether that stays linear
+//! (`scale/scaling.rs`). `--hours` applies to every shape.
 //! Timing belongs here, never in `cargo test`.
 
 // The same allocator as the `routesim` binary.
@@ -43,6 +48,10 @@ use routesim::sim::scenario::{
 };
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+// Not `mod scaling;`: that would be `benches/scaling.rs`, which Cargo would take for a bench.
+#[path = "scale/scaling.rs"]
+mod scaling;
 
 /// The shape `../shared/perf-floor` does the same work for, event for event: 4.x-style brokers
 /// without the 5.x `refreshMetadata` poll, name servers whose silent brokers expire by the scan
@@ -63,6 +72,13 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
         .collect();
     let ns_names: Vec<String> = namesrvs.iter().map(|n| n.name.clone()).collect();
     let topic_names: Vec<String> = (0..topics).map(|t| format!("Topic{t:03}")).collect();
+    // One list for every broker, shared as a parsed scenario shares a list its brokers repeat
+    // (`share_equal_topic_lists`); each broker's table shares it in turn.
+    let broker_topics: std::sync::Arc<Vec<TopicConfig>> = topic_names
+        .iter()
+        .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
+        .collect::<Vec<_>>()
+        .into();
     let mut brokers = Vec::new();
     for g in 0..groups {
         for id in 0..2u64 {
@@ -75,11 +91,7 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
                 namesrvs: ns_names.clone(),
                 // Spread start-ups over the first 30 s, as a real fleet would be.
                 start: SimTime((g as u64 * 59 + id * 7) % 30_000),
-                topics: topic_names
-                    .iter()
-                    .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
-                    .collect::<Vec<_>>()
-                    .into(),
+                topics: broker_topics.clone(),
                 idle_close: Some(NETTY_IDLE_TIME),
             });
         }
@@ -248,7 +260,8 @@ fn with_producers(mut s: Scenario) -> Scenario {
     s
 }
 
-fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale: u64, hours: u64) {
+/// Runs the case `runs` times and prints its line; returns its events and median wall time.
+fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale: u64, hours: u64) -> (u64, Duration) {
     let mut times = Vec::new();
     let mut events = 0;
     for _ in 0..runs {
@@ -266,6 +279,7 @@ fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale
     let rate = events as f64 / median.as_secs_f64();
     let verdict = if median < target { "within" } else { "OVER" };
     println!("{name}: best {best:.2?}, median {median:.2?} of {runs} runs; {events} events ({rate:.0} events/s); target {target:?}: {verdict}");
+    (events, median)
 }
 
 /// The command line: `cargo bench --bench scale -- [NAME] [--scale K] [--hours H] [--runs N]`.
@@ -277,11 +291,15 @@ struct Args {
     /// Virtual hours per run; the failures stay at 30 min.
     hours: u64,
     runs: usize,
+    /// `scaling`: the table of shapes, each a child process (`scale/scaling.rs`).
+    scaling: bool,
+    /// `--row`: a child of `scaling`, which prints its RocketMQ figures as one line.
+    row: bool,
 }
 
 impl Args {
     fn parse() -> Args {
-        let mut args = Args { filter: None, scale: 1, hours: 1, runs: 3 };
+        let mut args = Args { filter: None, scale: 1, hours: 1, runs: 3, scaling: false, row: false };
         let mut it = std::env::args().skip(1);
         let number = |flag: &str, v: Option<String>| -> u64 {
             let v = v.unwrap_or_else(|| panic!("{flag} needs a number"));
@@ -292,6 +310,8 @@ impl Args {
                 "--scale" => args.scale = number("--scale", it.next()).max(1) as usize,
                 "--hours" => args.hours = number("--hours", it.next()).max(1),
                 "--runs" => args.runs = number("--runs", it.next()).max(1) as usize,
+                "--row" => args.row = true,
+                "scaling" => args.scaling = true,
                 // `cargo bench` passes `--bench`; other harness flags mean nothing here.
                 flag if flag.starts_with('-') => {}
                 name => args.filter = Some(name.to_string()),
@@ -333,6 +353,10 @@ fn peak_rss_mb() -> f64 {
 
 fn main() {
     let args = Args::parse();
+    if args.scaling {
+        scaling::run(args.hours);
+        return;
+    }
     let wanted = |n: &str| args.filter.as_deref().is_none_or(|f| n.contains(f));
     let hours = |mut s: Scenario| {
         s.duration = SimDuration::from_secs(3600 * args.hours);
@@ -353,7 +377,10 @@ fn main() {
     if wanted("rocketmq") {
         let s = hours(rocketmq_scale(500 * args.scale, 100));
         let name = args.label("rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures");
-        measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
+        let (events, median) = measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
+        if args.row {
+            println!("{}", scaling::row_line(events, median.as_secs_f64(), peak_rss_mb()));
+        }
     }
     if wanted("producers") {
         let s = hours(with_producers(rocketmq_scale(500 * args.scale, 100)));

@@ -151,7 +151,7 @@ impl Director {
 
     fn start_broker(&mut self, spec: &BrokerSpec) {
         let disk = self.disks.entry(spec.name.clone()).or_default().clone();
-        let core = BrokerCore::new(spec.config.clone(), spec.topics.to_vec(), self.env.now(), disk.get());
+        let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), self.env.now(), disk.get());
         disk.set(Some(core.data_version()));
         let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
         let start_index = self.namesrv_index();

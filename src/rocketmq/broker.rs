@@ -6,10 +6,10 @@
 //! mode, and `UNREGISTER_BROKER` on a graceful shutdown.
 
 use crate::rocketmq::types::{
-    perm, push_decimal, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, UnregisterRequest,
+    perm, push_decimal, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, TopicTable,
+    UnregisterRequest,
 };
 use crate::sim::clock::{SimDuration, SimTime};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `registerBrokerTimeoutMills` (5.x; 6 s in 4.x): each name server's `REGISTER_BROKER` and the
@@ -114,8 +114,9 @@ pub fn system_topics(config: &BrokerConfig) -> Vec<TopicConfig> {
 
 pub struct BrokerCore {
     pub config: BrokerConfig,
-    /// Copied on write (`Arc::make_mut`) by a topic change: the wrapper shares it otherwise.
-    topics: Arc<BTreeMap<String, TopicConfig>>,
+    /// Copied on write (`Arc::make_mut`) by a topic change: the wrapper shares it otherwise, and
+    /// it shares the scenario's topic list (see [`TopicTable`]).
+    topics: Arc<TopicTable>,
     data_version: DataVersion,
     /// The last full wrapper, shared by every name server's request until the topics change.
     wrapper: Arc<TopicConfigWrapper>,
@@ -124,11 +125,16 @@ pub struct BrokerCore {
 impl BrokerCore {
     /// A broker starting at `now`. `stored` is the DataVersion its `topics.json` holds from an
     /// earlier run: `TopicConfigManager#decode` loads it (`dataVersion.assignNewOne`), so a
-    /// restarted broker registers with the version it had, not a new one.
-    pub fn new(config: BrokerConfig, topics: Vec<TopicConfig>, now: SimTime, stored: Option<DataVersion>) -> Self {
+    /// restarted broker registers with the version it had, not a new one. `topics` are the
+    /// scenario's, shared rather than copied when they are sorted by name (see [`TopicTable`]).
+    pub fn new(
+        config: BrokerConfig,
+        topics: impl Into<Arc<Vec<TopicConfig>>>,
+        now: SimTime,
+        stored: Option<DataVersion>,
+    ) -> Self {
         let builtin = if config.system_topics { system_topics(&config) } else { Vec::new() };
-        let topics: Arc<BTreeMap<_, _>> =
-            Arc::new(builtin.into_iter().chain(topics).map(|t| (t.topic_name.clone(), t)).collect());
+        let topics = Arc::new(TopicTable::build(builtin, topics.into()));
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
         BrokerCore { config, topics, data_version, wrapper }
@@ -138,26 +144,17 @@ impl BrokerCore {
         self.data_version
     }
 
-    pub fn topics(&self) -> &BTreeMap<String, TopicConfig> {
+    pub fn topics(&self) -> &TopicTable {
         &self.topics
     }
 
     /// `registerBrokerAll`: every topic, perms narrowed by `brokerPermission` when it is not rw
     /// (then, and only then, a table of its own).
-    fn wrap(
-        config: &BrokerConfig,
-        topics: &Arc<BTreeMap<String, TopicConfig>>,
-        dv: DataVersion,
-    ) -> Arc<TopicConfigWrapper> {
+    fn wrap(config: &BrokerConfig, topics: &Arc<TopicTable>, dv: DataVersion) -> Arc<TopicConfigWrapper> {
         let topic_config_table = if config.permission == perm::READ_WRITE {
             Arc::clone(topics)
         } else {
-            let narrowed = topics.iter().map(|(name, t)| {
-                let mut t = t.clone();
-                t.perm &= config.permission;
-                (name.clone(), t)
-            });
-            Arc::new(narrowed.collect())
+            Arc::new(topics.narrowed(config.permission))
         };
         Arc::new(TopicConfigWrapper { topic_config_table, data_version: dv })
     }
@@ -209,7 +206,7 @@ impl BrokerCore {
         let changed = match change {
             TopicChange::Upsert(t) => {
                 let name = t.topic_name.clone();
-                Arc::make_mut(&mut self.topics).insert(name.clone(), t);
+                Arc::make_mut(&mut self.topics).insert(t);
                 vec![name]
             }
             TopicChange::Delete(name) => {

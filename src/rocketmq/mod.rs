@@ -11,5 +11,6 @@ pub mod producer;
 pub mod route_table;
 pub mod send;
 pub mod tap;
+pub mod topic_table;
 pub mod types;
 pub mod wire;

@@ -5,6 +5,7 @@
 //! `HashMap`: the contents are the same, and iteration order (which reaches traces and route
 //! answers) becomes deterministic.
 
+pub use crate::rocketmq::topic_table::TopicTable;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use indexmap::Equivalent;
@@ -126,8 +127,9 @@ impl fmt::Display for DataVersion {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TopicConfigWrapper {
     /// Shared with the broker's own table when its permission narrows nothing: a periodic
-    /// registration of 100 topics costs one reference, not a copy per broker.
-    pub topic_config_table: Arc<BTreeMap<String, TopicConfig>>,
+    /// registration of 100 topics costs one reference, not a copy per broker. Serialized as the
+    /// map Java sends (see [`TopicTable`]).
+    pub topic_config_table: Arc<TopicTable>,
     pub data_version: DataVersion,
 }
 

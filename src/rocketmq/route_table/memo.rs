@@ -28,7 +28,7 @@
 //! `deleteTopicWithBrokerRegistration`, whose step 10a must scan anyway) runs the full loop.
 //! Stamps come from one counter and are never deleted, so a stamp value is never reused.
 
-use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, QueueData, TopicConfigWrapper};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, TopicConfigWrapper};
 use crate::sim::keyed::KeyedMap;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -118,10 +118,7 @@ impl TopicMemo {
 
     /// Self-check for property tests: every record whose stamp is current must really find a
     /// QueueData for its brokerName in every topic of its wrapper.
-    pub(super) fn violations(
-        &self,
-        topic_queue_table: &BTreeMap<String, BTreeMap<String, Arc<QueueData>>>,
-    ) -> Vec<String> {
+    pub(super) fn violations(&self, topic_queue_table: &BTreeMap<String, super::QueueTable>) -> Vec<String> {
         let mut out = Vec::new();
         for (key, v) in &self.verified {
             if v.stamp != self.stamp(&v.broker_name) {

@@ -12,6 +12,7 @@
 //! * `topics.rs` — the read-only topic-list queries (`getAllTopicList`, `getTopicsByCluster`,
 //!   `getSystemTopicList`, the unit lists).
 //! * `outcome.rs` — what each call did, as data; `explain.rs` narrates it.
+//! * `queues.rs` — one topic's row of `topicQueueTable`, and why it is not a map.
 //! * `memo.rs` — the steady-state skip of `registerBroker`'s topic loop, and why it is exact.
 //! * `consistency.rs` — cross-table invariants (violations) versus odd-but-real states (quirks).
 //! * `tests_*.rs` — one file per concept above; each test cites the Java method and step it
@@ -41,6 +42,7 @@ mod explain;
 mod heartbeat;
 mod memo;
 mod outcome;
+mod queues;
 mod register;
 mod register_topics;
 mod route;
@@ -72,12 +74,13 @@ pub use outcome::{
     BrokerRole, CleanupAbort, ExpiredBroker, MinBrokerIdChange, QueryDataVersionOutcome, RegisterBrokerResult,
     RegisterOutcome, RegisterStop, TopicPass, UnregisterReport, UnregisterStep,
 };
+pub use queues::QueueTable;
 pub use route::SYNC_BROKER_MEMBER_GROUP_PREFIX;
 pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
-use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo, QueueData};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo};
 use crate::sim::invariants::Mutation;
 use crate::sim::keyed::{KeyedMap, KeyedSet};
 use memo::TopicMemo;
@@ -109,8 +112,8 @@ pub struct NamesrvConfig {
 #[derive(Debug)]
 pub struct RouteInfoManager {
     config: NamesrvConfig,
-    /// topic -> brokerName -> QueueData.
-    topic_queue_table: BTreeMap<String, BTreeMap<String, Arc<QueueData>>>,
+    /// topic -> brokerName -> QueueData (a row keyed by each QueueData's own name: `queues.rs`).
+    topic_queue_table: BTreeMap<String, QueueTable>,
     /// brokerName -> BrokerData (the group's id -> address map).
     broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
     /// clusterName -> brokerNames (a hashed set: every registration asks whether its name is in).
@@ -150,7 +153,7 @@ impl RouteInfoManager {
         &self.config
     }
 
-    pub fn topic_queue_table(&self) -> &BTreeMap<String, BTreeMap<String, Arc<QueueData>>> {
+    pub fn topic_queue_table(&self) -> &BTreeMap<String, QueueTable> {
         &self.topic_queue_table
     }
 

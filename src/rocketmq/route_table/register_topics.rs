@@ -34,11 +34,14 @@ impl RouteInfoManager {
         // the request's TopicConfig in place; each request body is freshly decoded, so that is
         // invisible outside this call and computing the perm is equivalent.
         let read_only = role == BrokerRole::PrimeSlave && self.group(name).enable_acting_master;
+        // The QueueData this pass made last: the next topic with the same queue counts and perm
+        // shares it (a hundred topics of one config are one allocation, not a hundred).
+        let mut last = None;
         for tc in wrapper.topic_config_table.values() {
             // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an
             // existing QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
             let needed = out.register_first || config_changed || !self.topic_has_broker(&tc.topic_name, name);
-            if needed && self.create_and_update_queue_data(name, tc, read_only) {
+            if needed && self.create_and_update_queue_data(name, tc, read_only, &mut last) {
                 out.topics_updated.push(tc.topic_name.clone());
             }
         }
@@ -53,7 +56,7 @@ impl RouteInfoManager {
             .topic_queue_table
             .iter()
             .filter(|(topic, by_broker)| {
-                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(*topic)
+                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(topic)
             })
             .map(|(topic, _)| topic.clone())
             .collect();
@@ -76,23 +79,46 @@ impl RouteInfoManager {
     }
 
     /// `createAndUpdateQueueData`: put unless an equal QueueData is already there. True if the
-    /// table changed.
-    fn create_and_update_queue_data(&mut self, broker_name: &str, tc: &TopicConfig, read_only: bool) -> bool {
-        let queue_data = QueueData {
-            broker_name: broker_name.to_string(),
-            read_queue_nums: tc.read_queue_nums,
-            write_queue_nums: tc.write_queue_nums,
-            perm: if read_only { tc.perm & !perm::WRITE } else { tc.perm },
-            topic_sys_flag: tc.topic_sys_flag,
+    /// table changed. `last` is the QueueData the pass put before: reused when equal to the one
+    /// Java would build, which is invisible (a shared QueueData is copied before any change).
+    fn create_and_update_queue_data(
+        &mut self,
+        broker_name: &str,
+        tc: &TopicConfig,
+        read_only: bool,
+        last: &mut Option<Arc<QueueData>>,
+    ) -> bool {
+        let perm = if read_only { tc.perm & !perm::WRITE } else { tc.perm };
+        // QueueData's equals: all five fields.
+        let is_wanted = |q: &QueueData| {
+            q.broker_name == broker_name
+                && q.read_queue_nums == tc.read_queue_nums
+                && q.write_queue_nums == tc.write_queue_nums
+                && q.perm == perm
+                && q.topic_sys_flag == tc.topic_sys_flag
         };
         if !self.topic_queue_table.contains_key(&tc.topic_name) {
             self.topic_queue_table.insert(tc.topic_name.clone(), Default::default());
         }
         let by_broker = self.topic_queue_table.get_mut(&tc.topic_name).expect("just ensured");
-        if by_broker.get(broker_name).map(|q| &**q) == Some(&queue_data) {
+        if by_broker.get(broker_name).is_some_and(|q| is_wanted(q)) {
             return false;
         }
-        by_broker.insert(broker_name.to_string(), Arc::new(queue_data));
+        let queue_data = match last {
+            Some(q) if is_wanted(q) => Arc::clone(q),
+            _ => {
+                let q = Arc::new(QueueData {
+                    broker_name: broker_name.to_string(),
+                    read_queue_nums: tc.read_queue_nums,
+                    write_queue_nums: tc.write_queue_nums,
+                    perm,
+                    topic_sys_flag: tc.topic_sys_flag,
+                });
+                *last = Some(Arc::clone(&q));
+                q
+            }
+        };
+        by_broker.insert(queue_data);
         self.bump();
         true
     }

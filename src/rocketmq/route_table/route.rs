@@ -138,8 +138,9 @@ impl RouteInfoManager {
                 complete = false;
                 break;
             }
-            let previous = by_broker.insert(queue_data.broker_name.clone(), Arc::new(queue_data.clone()));
-            changed |= previous.as_deref() != Some(&queue_data);
+            let queue_data = Arc::new(queue_data);
+            let previous = by_broker.insert(Arc::clone(&queue_data));
+            changed |= previous.as_ref() != Some(&queue_data);
         }
         if !exists && complete {
             self.topic_queue_table.insert(topic.to_string(), staged);

@@ -174,7 +174,7 @@ type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, S
 /// Everything an observer can see: the tables, with live timestamps left out.
 #[derive(Debug, PartialEq)]
 struct Visible {
-    topics: BTreeMap<String, BTreeMap<String, std::sync::Arc<QueueData>>>,
+    topics: BTreeMap<String, super::QueueTable>,
     groups: BTreeMap<String, std::sync::Arc<BrokerData>>,
     clusters: BTreeMap<String, BTreeSet<String>>,
     live: LiveView,

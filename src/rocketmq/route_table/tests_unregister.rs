@@ -174,7 +174,7 @@ fn cleanup_aborts_like_javas_npe_when_a_reduced_name_has_queue_data_but_no_group
     let mut m = manager_with(config);
     master_and_slave(&mut m, true);
     // Unreachable through the API (check_consistency flags it): QueueData of a name with no group.
-    m.topic_queue_table.get_mut("T").unwrap().insert("ghost".into(), queue_data("ghost", perm::READ_WRITE).into());
+    m.topic_queue_table.get_mut("T").unwrap().insert(queue_data("ghost", perm::READ_WRITE).into());
     let report = m.un_register_broker(&[unreg(BROKER, 0, MASTER_ADDR), unreg("ghost", 0, "x:1")]);
 
     assert_eq!(report.aborted, Some(CleanupAbort { topic: "T".into(), broker_name: "ghost".into() }));

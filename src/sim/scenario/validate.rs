@@ -105,7 +105,8 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
     super::nacos::define_names(ctx, &raw.nacos_server, &raw.instance, &raw.subscriber);
     let namesrvs: Vec<_> = raw.namesrv.into_iter().map(|n| namesrv(ctx, n.into_inner())).collect();
     let mut addrs = BTreeMap::new();
-    let brokers: Vec<_> = raw.broker.into_iter().map(|b| broker(ctx, b.into_inner(), &mut addrs)).collect();
+    let mut brokers: Vec<_> = raw.broker.into_iter().map(|b| broker(ctx, b.into_inner(), &mut addrs)).collect();
+    share_equal_topic_lists(&mut brokers);
     // Sets, not lists: every client's and expectation's topic is looked up here.
     let topics: BTreeSet<String> = brokers.iter().flat_map(|b| b.topics.iter().map(|t| t.topic_name.clone())).collect();
     let (nacos, broken_instances) = super::nacos::build(ctx, raw.nacos_server, raw.instance, raw.subscriber);
@@ -283,6 +284,18 @@ pub(super) fn topic(ctx: &mut Ctx, raw: &RawTopic) -> TopicConfig {
 /// A broker. Every field that is wrong is reported and replaced by its default rather than
 /// dropping the broker: its name, group and topics stay known, so later references to them
 /// report nothing false.
+/// A broker listing the same topics as the one before it shares that broker's list (an `Arc`): a
+/// fleet declared broker by broker repeats one list, and each broker's table shares its list in
+/// turn (`rocketmq::topic_table`), so a thousand brokers of one list hold it once, not a thousand
+/// times. Only memory changes: an upsert copies the list it changes (`Arc::make_mut`).
+fn share_equal_topic_lists(brokers: &mut [BrokerSpec]) {
+    for i in 1..brokers.len() {
+        if brokers[i].topics == brokers[i - 1].topics {
+            brokers[i].topics = std::sync::Arc::clone(&brokers[i - 1].topics);
+        }
+    }
+}
+
 fn broker(ctx: &mut Ctx, raw: RawBroker, addrs: &mut BTreeMap<String, String>) -> BrokerSpec {
     let id = raw.id.as_ref().and_then(|id| ctx.broker_id(id)).unwrap_or(0);
     let cluster = raw.cluster.map(S::into_inner).unwrap_or_else(|| "DefaultCluster".into());

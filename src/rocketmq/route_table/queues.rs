@@ -1,0 +1,136 @@
+//! One topic's row of `topicQueueTable`: brokerName -> QueueData, stored as the QueueData alone.
+//!
+//! # Why not a map
+//!
+//! Java keys the row by broker name, and the name is also the QueueData's own `brokerName`;
+//! every write here keys a QueueData by its own name (the consistency check holds that). A
+//! `BTreeMap<String, Arc<QueueData>>` therefore stored every name twice, once as a key of its own
+//! allocation, and paid B-tree node slack on top: at bench size (2 name servers × 100 topics ×
+//! 500 groups) the rows were most of a name server's memory. Here a row is the `Arc`s alone,
+//! sorted by broker name: eight bytes an entry, the same lookups by binary search, and iteration
+//! in the same key order as the map it replaces, so every answer and trace reads as before.
+//!
+//! A QueueData is immutable once shared (`Arc::make_mut` copies it), so one allocation may stand
+//! in many rows: `registerBroker` gives every topic of a pass with equal queue counts and perm the
+//! same one (see `register_topics.rs`).
+
+use crate::rocketmq::types::QueueData;
+use std::fmt;
+use std::sync::Arc;
+
+/// brokerName -> QueueData for one topic, in broker-name order (see the module comment).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct QueueTable {
+    by_name: Vec<Arc<QueueData>>,
+}
+
+impl QueueTable {
+    fn find(&self, broker_name: &str) -> Result<usize, usize> {
+        self.by_name.binary_search_by(|q| q.broker_name.as_str().cmp(broker_name))
+    }
+
+    pub fn get(&self, broker_name: &str) -> Option<&Arc<QueueData>> {
+        self.find(broker_name).ok().map(|i| &self.by_name[i])
+    }
+
+    /// For a change of anything but the name (perm): the row's order rests on the names.
+    pub(super) fn get_mut(&mut self, broker_name: &str) -> Option<&mut Arc<QueueData>> {
+        self.find(broker_name).ok().map(|i| &mut self.by_name[i])
+    }
+
+    pub fn contains_key(&self, broker_name: &str) -> bool {
+        self.find(broker_name).is_ok()
+    }
+
+    /// Puts `queue_data` under its own broker name; returns the one it replaced.
+    pub(super) fn insert(&mut self, queue_data: Arc<QueueData>) -> Option<Arc<QueueData>> {
+        match self.find(&queue_data.broker_name) {
+            Ok(i) => Some(std::mem::replace(&mut self.by_name[i], queue_data)),
+            Err(i) => {
+                self.by_name.insert(i, queue_data);
+                None
+            }
+        }
+    }
+
+    pub(super) fn remove(&mut self, broker_name: &str) -> Option<Arc<QueueData>> {
+        self.find(broker_name).ok().map(|i| self.by_name.remove(i))
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// The broker names, in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
+        self.by_name.iter().map(|q| &q.broker_name)
+    }
+
+    /// The QueueData, in broker-name order.
+    pub fn values(&self) -> std::slice::Iter<'_, Arc<QueueData>> {
+        self.by_name.iter()
+    }
+
+    /// `(brokerName, QueueData)` pairs, as the map's entries were.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Arc<QueueData>)> + ExactSizeIterator + Clone {
+        self.by_name.iter().map(|q| (&q.broker_name, q))
+    }
+}
+
+impl<'a> IntoIterator for &'a QueueTable {
+    type Item = (&'a String, &'a Arc<QueueData>);
+    type IntoIter =
+        std::iter::Map<std::slice::Iter<'a, Arc<QueueData>>, fn(&Arc<QueueData>) -> (&String, &Arc<QueueData>)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.by_name.iter().map(|q| (&q.broker_name, q))
+    }
+}
+
+impl std::ops::Index<&str> for QueueTable {
+    type Output = Arc<QueueData>;
+
+    fn index(&self, broker_name: &str) -> &Arc<QueueData> {
+        self.get(broker_name).unwrap_or_else(|| panic!("no QueueData of {broker_name}"))
+    }
+}
+
+/// Reads as the map it replaced did (`{"broker-a": QueueData { .. }}`).
+impl fmt::Debug for QueueTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qd(name: &str, perm: u32) -> Arc<QueueData> {
+        Arc::new(QueueData {
+            broker_name: name.into(),
+            read_queue_nums: 4,
+            write_queue_nums: 4,
+            perm,
+            topic_sys_flag: 0,
+        })
+    }
+
+    #[test]
+    fn a_row_keeps_broker_name_order_and_replaces_by_name() {
+        let mut row = QueueTable::default();
+        for name in ["b", "c", "a"] {
+            assert!(row.insert(qd(name, 6)).is_none());
+        }
+        assert_eq!(row.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(row.insert(qd("b", 4)).map(|q| q.perm), Some(6));
+        assert_eq!(row["b"].perm, 4);
+        assert_eq!(row.remove("a").map(|q| q.broker_name.clone()).as_deref(), Some("a"));
+        assert!(!row.contains_key("a") && row.len() == 2);
+        assert_eq!(format!("{row:?}").matches("QueueData").count(), 2);
+    }
+}
