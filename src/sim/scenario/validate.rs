@@ -281,9 +281,6 @@ pub(super) fn topic(ctx: &mut Ctx, raw: &RawTopic) -> TopicConfig {
     t
 }
 
-/// A broker. Every field that is wrong is reported and replaced by its default rather than
-/// dropping the broker: its name, group and topics stay known, so later references to them
-/// report nothing false.
 /// A broker listing the same topics as the one before it shares that broker's list (an `Arc`): a
 /// fleet declared broker by broker repeats one list, and each broker's table shares its list in
 /// turn (`rocketmq::topic_table`), so a thousand brokers of one list hold it once, not a thousand
@@ -296,6 +293,9 @@ fn share_equal_topic_lists(brokers: &mut [BrokerSpec]) {
     }
 }
 
+/// A broker. Every field that is wrong is reported and replaced by its default rather than
+/// dropping the broker: its name, group and topics stay known, so later references to them
+/// report nothing false.
 fn broker(ctx: &mut Ctx, raw: RawBroker, addrs: &mut BTreeMap<String, String>) -> BrokerSpec {
     let id = raw.id.as_ref().and_then(|id| ctx.broker_id(id)).unwrap_or(0);
     let cluster = raw.cluster.map(S::into_inner).unwrap_or_else(|| "DefaultCluster".into());
