@@ -83,13 +83,18 @@ pub(super) struct Kernel {
 impl Kernel {
     pub(super) fn wake_if_earlier(&mut self, at: SimTime) {
         if self.armed.is_some_and(|armed| at < armed) {
-            self.armed = Some(at);
-            let deadline = self.origin + std::time::Duration::from_millis(at.millis());
-            // Tokio's `Sleep::reset` keeps the waker the driver registered when it last polled,
-            // so the driver is woken at the new deadline without running now.
-            if let Some(sleep) = self.sleep.as_mut() {
-                sleep.as_mut().reset(deadline);
-            }
+            self.arm(at);
+        }
+    }
+
+    /// Sets the driver's timer for instant `at`. Tokio's `Sleep::reset` keeps the waker the
+    /// driver registered when it last polled, so an actor moving the deadline earlier does not
+    /// run the driver now: it is woken at the new deadline.
+    pub(super) fn arm(&mut self, at: SimTime) {
+        self.armed = Some(at);
+        let deadline = self.origin + std::time::Duration::from_millis(at.millis());
+        if let Some(sleep) = self.sleep.as_mut() {
+            sleep.as_mut().reset(deadline);
         }
     }
 

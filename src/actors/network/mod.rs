@@ -388,12 +388,7 @@ impl Net {
             // is complete, so the observer sees its final state.
             let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
             if target > self.now() {
-                {
-                    let mut k = self.0.borrow_mut();
-                    k.armed = Some(target);
-                    let deadline = origin + std::time::Duration::from_millis(target.millis());
-                    k.sleep.as_mut().expect("set above").as_mut().reset(deadline);
-                }
+                self.0.borrow_mut().arm(target);
                 // Actors run while this waits; one that adds an earlier entry moves the deadline
                 // (`Kernel::wake_if_earlier`).
                 std::future::poll_fn(|cx| {

@@ -84,15 +84,7 @@ impl<E> Agenda<E> {
         }
         let s = at.0 as usize % SLOTS;
         if self.slot[s] == EMPTY {
-            let b = match self.free.pop() {
-                Some(b) => b,
-                None => {
-                    self.buckets.push(VecDeque::new());
-                    (self.buckets.len() - 1) as u32
-                }
-            };
-            self.slot[s] = b;
-            self.set_bit(s);
+            self.occupy(s, None);
         }
         self.buckets[self.slot[s] as usize].push_back(entry);
     }
@@ -115,57 +107,45 @@ impl<E> Agenda<E> {
     /// Removes and returns the earliest entry if it is due at or before `now`.
     pub fn pop_due(&mut self, now: SimTime) -> Option<(SimTime, E)> {
         let at = self.next_time().filter(|at| *at <= now)?;
-        let entry = if self.in_ring(at) {
-            let s = at.0 as usize % SLOTS;
-            let entry = self.buckets[self.slot[s] as usize].pop_front();
-            if self.release_if_empty(s) {
-                self.first = self.find_first();
-            }
-            entry
-        } else {
-            let mut first = self.far.first_entry().expect("the far tree held the earliest instant");
-            let entry = first.get_mut().pop_front();
-            if first.get().is_empty() {
-                first.remove();
-                self.first = self.find_first();
-            }
-            entry
-        };
-        self.len -= 1;
+        let entry = self.take(at, VecDeque::pop_front).expect("buckets are never left empty");
         self.advance(at);
-        Some((at, entry.expect("buckets are never left empty")))
+        Some((at, entry))
     }
 
     /// Takes out the first entry at `at` that `pick` chooses, if there is one. An instant left
     /// with nothing is gone, so nobody wakes up for it.
     pub fn remove(&mut self, at: SimTime, pick: impl Fn(&E) -> bool) -> Option<E> {
-        let entry = if self.in_ring(at) {
+        self.take(at, |bucket| {
+            let i = bucket.iter().position(pick)?;
+            bucket.remove(i)
+        })
+    }
+
+    /// Takes what `out` takes from instant `at`'s bucket, wherever the bucket is, and forgets
+    /// the instant if that emptied it.
+    fn take(&mut self, at: SimTime, out: impl FnOnce(&mut VecDeque<E>) -> Option<E>) -> Option<E> {
+        let (entry, emptied) = if self.in_ring(at) {
             let s = at.0 as usize % SLOTS;
             let b = self.slot[s];
             if b == EMPTY {
                 return None;
             }
-            let bucket = &mut self.buckets[b as usize];
-            let i = bucket.iter().position(pick)?;
-            let entry = bucket.remove(i);
-            if self.release_if_empty(s) && self.first == Some(at) {
-                self.first = self.find_first();
-            }
-            entry
+            let entry = out(&mut self.buckets[b as usize])?;
+            (entry, self.release_if_empty(s))
         } else {
             let bucket = self.far.get_mut(&at)?;
-            let i = bucket.iter().position(pick)?;
-            let entry = bucket.remove(i);
-            if bucket.is_empty() {
+            let entry = out(bucket)?;
+            let emptied = bucket.is_empty();
+            if emptied {
                 self.far.remove(&at);
-                if self.first == Some(at) {
-                    self.first = self.find_first();
-                }
             }
-            entry
+            (entry, emptied)
         };
+        if emptied && self.first == Some(at) {
+            self.first = self.find_first();
+        }
         self.len -= 1;
-        entry
+        Some(entry)
     }
 
     /// How many entries are still due at or before `now` in the earliest instant's bucket (none
@@ -205,19 +185,27 @@ impl<E> Agenda<E> {
             let bucket = self.far.remove(&t).expect("just found");
             let s = t.0 as usize % SLOTS;
             debug_assert_eq!(self.slot[s], EMPTY, "an instant is in one place only");
-            let b = match self.free.pop() {
-                Some(b) => {
-                    self.buckets[b as usize] = bucket;
-                    b
-                }
-                None => {
-                    self.buckets.push(bucket);
-                    (self.buckets.len() - 1) as u32
-                }
-            };
-            self.slot[s] = b;
-            self.set_bit(s);
+            self.occupy(s, Some(bucket));
         }
+    }
+
+    /// Gives empty slot `s` a bucket: `moved` (an instant's entries from the tree), or else a
+    /// spare one, which keeps the capacity it grew to.
+    fn occupy(&mut self, s: usize, moved: Option<VecDeque<E>>) {
+        let b = match self.free.pop() {
+            Some(b) => {
+                if let Some(bucket) = moved {
+                    self.buckets[b as usize] = bucket;
+                }
+                b
+            }
+            None => {
+                self.buckets.push(moved.unwrap_or_default());
+                (self.buckets.len() - 1) as u32
+            }
+        };
+        self.slot[s] = b;
+        self.set_bit(s);
     }
 
     /// Frees slot `s`'s bucket if it has no entries left; says whether it did.
