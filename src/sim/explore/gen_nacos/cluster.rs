@@ -15,9 +15,9 @@
 //!   one and switches on failure.
 
 use super::faults::{episode, timeline, Episode};
-use super::{service, SERVICES};
+use super::{client_processes, gateway, instance_spec, service, SERVICES};
 use crate::nacos::naming::NamingConfig;
-use crate::nacos::types::{Instance, Metadata, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT};
+use crate::nacos::types::{Metadata, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::{distro_settle, Invariant};
 use crate::sim::scenario::{
@@ -109,22 +109,13 @@ fn build(seed: u64, shape: &Shape, apps: &[App], subs: &[usize], episodes: &[Epi
     let subscribers: Vec<SubscriberSpec> = subs
         .iter()
         .enumerate()
-        .map(|(n, s)| SubscriberSpec {
-            name: format!("gw{}", n + 1),
-            servers: vec![names[s % members].clone()],
-            services: apps.iter().flat_map(|a| &a.instances).map(|i| i.service.clone()).take(1).collect(),
-            ip: format!("10.255.0.{}", n + 1),
-            udp_port: 54951,
-            read_timeout: SimDuration(DEFAULT_READ_TIMEOUT),
-            start: SimTime::ZERO,
+        .map(|(n, s)| {
+            let services = apps.iter().flat_map(|a| &a.instances).map(|i| i.service.clone()).take(1).collect();
+            gateway(n, names[s % members].clone(), services)
         })
         .filter(|s| !s.services.is_empty())
         .collect();
-    let clients: Vec<(String, String, SimTime)> = apps
-        .iter()
-        .map(|a| (a.name.clone(), a.servers[0].clone(), a.start))
-        .chain(subscribers.iter().map(|s| (s.name.clone(), s.servers[0].clone(), s.start)))
-        .collect();
+    let clients = client_processes(&apps, &subscribers);
     let network = NetworkSpec {
         latency: SimDuration(latency),
         connect_timeout: SimDuration::from_secs(5),
@@ -188,22 +179,8 @@ fn app_spec(k: usize, a: &App, services: usize, names: &[String]) -> NacosAppSpe
         if a.grpc && instances.iter().any(|i| i.service == key) {
             continue;
         }
-        let instance = Instance {
-            ip: ip.clone(),
-            port: 8080 + j as u16,
-            weight: 1.0,
-            cluster: Arc::from(crate::nacos::types::DEFAULT_CLUSTER),
-            metadata: Arc::new(Metadata::new()),
-            healthy: true,
-            enabled: true,
-        };
-        instances.push(NacosInstanceSpec {
-            name: format!("a{}-{}", k + 1, j + 1),
-            service: key,
-            instance,
-            start: SimTime(*start_ms),
-            period: SimDuration(crate::nacos::types::DEFAULT_HEART_BEAT_INTERVAL),
-        });
+        let period = SimDuration(crate::nacos::types::DEFAULT_HEART_BEAT_INTERVAL);
+        instances.push(instance_spec((k, j), key, (&ip, 8080 + j as u16), Metadata::new(), SimTime(*start_ms), period));
     }
     NacosAppSpec {
         name: format!("a{}", k + 1),

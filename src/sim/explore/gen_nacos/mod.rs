@@ -210,22 +210,9 @@ fn build(
             (!wanted.is_empty()).then(|| (server_name(s.server), wanted))
         })
         .enumerate()
-        .map(|(n, (server, services))| SubscriberSpec {
-            name: format!("gw{}", n + 1),
-            servers: vec![server],
-            services,
-            ip: format!("10.255.0.{}", n + 1),
-            udp_port: 54951,
-            read_timeout: SimDuration(DEFAULT_READ_TIMEOUT),
-            start: SimTime::ZERO,
-        })
+        .map(|(n, (server, services))| gateway(n, server, services))
         .collect();
-    // Every client-side process with the one server it talks to and when it starts.
-    let clients: Vec<(String, String, SimTime)> = apps
-        .iter()
-        .map(|a| (a.name.clone(), a.servers[0].clone(), a.start))
-        .chain(subscribers.iter().map(|s| (s.name.clone(), s.servers[0].clone(), s.start)))
-        .collect();
+    let clients = client_processes(&apps, &subscribers);
     let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     let network = NetworkSpec { latency: SimDuration(latency), jitter: SimDuration(jitter), ..NetworkSpec::default() };
     let timeline = timeline(episodes, &clients, &server_names, &network);
@@ -248,6 +235,53 @@ fn build(
     }
 }
 
+/// Gateway `n` (`gw<n+1>` on `10.255.0.<n+1>`), subscribed from the start through `server`.
+pub(super) fn gateway(n: usize, server: String, services: Vec<ServiceKey>) -> SubscriberSpec {
+    SubscriberSpec {
+        name: format!("gw{}", n + 1),
+        servers: vec![server],
+        services,
+        ip: format!("10.255.0.{}", n + 1),
+        udp_port: 54951,
+        read_timeout: SimDuration(DEFAULT_READ_TIMEOUT),
+        start: SimTime::ZERO,
+    }
+}
+
+/// Every client-side process with the first server it talks to and when it starts: what the
+/// fault timeline aims its client faults at.
+pub(super) fn client_processes(
+    apps: &[NacosAppSpec],
+    subscribers: &[SubscriberSpec],
+) -> Vec<(String, String, SimTime)> {
+    apps.iter()
+        .map(|a| (a.name.clone(), a.servers[0].clone(), a.start))
+        .chain(subscribers.iter().map(|s| (s.name.clone(), s.servers[0].clone(), s.start)))
+        .collect()
+}
+
+/// Instance `j` of application `k` (named `a<k+1>-<j+1>`): healthy, enabled, weight 1, in the
+/// default cluster, as a client registers it. Both generators build their instances here.
+pub(super) fn instance_spec(
+    (k, j): (usize, usize),
+    service: ServiceKey,
+    (ip, port): (&Arc<str>, u16),
+    metadata: Metadata,
+    start: SimTime,
+    period: SimDuration,
+) -> NacosInstanceSpec {
+    let instance = Instance {
+        ip: ip.clone(),
+        port,
+        weight: 1.0,
+        cluster: Arc::from(crate::nacos::types::DEFAULT_CLUSTER),
+        metadata: Arc::new(metadata),
+        healthy: true,
+        enabled: true,
+    };
+    NacosInstanceSpec { name: format!("a{}-{}", k + 1, j + 1), service, instance, start, period }
+}
+
 /// Application `k`: its instances on `10.1.<k+1>.1`, each on its own port unless it is a
 /// provider (one port, one instance per service: Nacos could not tell two apart).
 fn app_spec(k: usize, a: &App, services: usize, server_name: &dyn Fn(usize) -> String) -> NacosAppSpec {
@@ -260,22 +294,9 @@ fn app_spec(k: usize, a: &App, services: usize, server_name: &dyn Fn(usize) -> S
         }
         let metadata = metadata(&inst.timing);
         let period = client_beat_interval(&metadata).expect("generated intervals are small numbers");
-        let instance = Instance {
-            ip: ip.clone(),
-            port: if a.provider { 8080 } else { 8080 + j as u16 },
-            weight: 1.0,
-            cluster: Arc::from(crate::nacos::types::DEFAULT_CLUSTER),
-            metadata: Arc::new(metadata),
-            healthy: true,
-            enabled: true,
-        };
-        instances.push(NacosInstanceSpec {
-            name: format!("a{}-{}", k + 1, j + 1),
-            service: key,
-            instance,
-            start: SimTime(inst.start_ms),
-            period: SimDuration(period as u64),
-        });
+        let port = if a.provider { 8080 } else { 8080 + j as u16 };
+        let start = SimTime(inst.start_ms);
+        instances.push(instance_spec((k, j), key, (&ip, port), metadata, start, SimDuration(period as u64)));
     }
     NacosAppSpec {
         name: format!("a{}", k + 1),
