@@ -6,7 +6,7 @@
 //! independent; `routesim check` runs several on separate threads.
 
 use crate::actors::director::Director;
-use crate::actors::network::{Net, NetworkActor};
+use crate::actors::network::{IdleGate, Net, NetworkActor};
 use crate::rocketmq::tap::InputTap;
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
@@ -144,10 +144,13 @@ fn world_for(scenario: &Scenario) -> World {
 pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
     let seed = opts.seed.unwrap_or(scenario.seed);
     let end = SimTime::ZERO + scenario.duration;
-    let runtime = || {
+    // No tokio timers and no I/O: the driver moves virtual time itself, whenever the runtime
+    // runs dry (`IdleGate`).
+    let idle = IdleGate::default();
+    let hook = idle.clone();
+    let runtime = move || {
         tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
+            .on_thread_park(move || hook.on_park())
             .build()
             .expect("a current-thread tokio runtime can always be built")
     };
@@ -168,7 +171,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         obs.end = end;
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
-        let net = Net::new(rules, n.connect_timeout, seed, obs.clone());
+        let net = Net::new(rules, n.connect_timeout, seed, obs.clone(), idle);
         let run: Arc<str> = Arc::from("run");
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
         obs.record(SimTime::ZERO, &run, What::Run(begin));

@@ -2,6 +2,7 @@
 //! which timers still belong to a live process, how a close reaches the other end, what a
 //! retransmission timer finds.
 
+use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, NodeId};
@@ -15,9 +16,7 @@ use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
-use std::pin::Pin;
 use std::sync::Arc;
-use tokio::time::{Instant, Sleep};
 
 /// One agenda entry.
 pub(super) enum Due {
@@ -67,40 +66,25 @@ pub(super) struct Kernel {
     pub(super) cancelled: BTreeSet<u64>,
     pub(super) next_msg: MsgId,
     pub(super) next_timer: u64,
-    pub(super) origin: Instant,
-    /// Virtual now as of the driver's last wake.
+    /// Virtual now, as the driver last set it.
     pub(super) now: SimTime,
-    /// The instant the driver sleeps until, if it sleeps.
-    pub(super) armed: Option<SimTime>,
-    /// The driver's one timer, set up when the run starts (it needs the runtime). Whoever adds
-    /// an entry earlier than `armed` moves the timer itself, so the driver wakes only at instants
-    /// that have work: waking it just to re-arm cost a third of its wake-ups.
-    pub(super) sleep: Option<Pin<Box<Sleep>>>,
+    /// How the driver waits (see [`IdleGate`]).
+    pub(super) gate: IdleGate,
     pub(super) obs: Obs,
     pub(super) net_actor: Arc<str>,
 }
 
 impl Kernel {
-    pub(super) fn wake_if_earlier(&mut self, at: SimTime) {
-        if self.armed.is_some_and(|armed| at < armed) {
-            self.arm(at);
-        }
-    }
-
-    /// Sets the driver's timer for instant `at`. Tokio's `Sleep::reset` keeps the waker the
-    /// driver registered when it last polled, so an actor moving the deadline earlier does not
-    /// run the driver now: it is woken at the new deadline.
-    pub(super) fn arm(&mut self, at: SimTime) {
-        self.armed = Some(at);
-        let deadline = self.origin + std::time::Duration::from_millis(at.millis());
-        if let Some(sleep) = self.sleep.as_mut() {
-            sleep.as_mut().reset(deadline);
+    /// An entry for the current instant runs without waiting for the runtime to go idle.
+    pub(super) fn poke_if_now(&self, at: SimTime) {
+        if at <= self.now {
+            self.gate.poke();
         }
     }
 
     pub(super) fn push(&mut self, at: SimTime, due: Due) {
         self.agenda.push(at, due);
-        self.wake_if_earlier(at);
+        self.poke_if_now(at);
     }
 
     pub(super) fn note(&mut self, now: SimTime, note: NetNote) {

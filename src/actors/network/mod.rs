@@ -1,12 +1,13 @@
 //! The network actor: the one place virtual time advances.
 //!
 //! Every timer an actor sets and every packet in flight is an entry in one agenda, and this actor
-//! is the only task that sleeps on tokio's paused clock — until the earliest entry. Because tokio
-//! moves a paused clock only when every task is idle, waking at instant `t` proves that all work
-//! of earlier instants is finished; that is where `at` expectations look at the state. The
-//! driver's step, in order:
+//! is the only one that moves virtual time: when the runtime has no other task to run (see
+//! [`IdleGate`]), to the earliest entry. So moving to instant `t` proves that all work of earlier
+//! instants is finished; that is where `at` expectations look at the state. The driver's step,
+//! in order:
 //!
-//! 1. sleep until the earliest entry (an earlier insert wakes it to re-arm);
+//! 1. wait until every actor is idle, then move to the earliest entry (an actor that adds an
+//!    entry for the current instant wakes it at once, without moving time);
 //! 2. let the observer check the state left by every earlier instant;
 //! 3. pop every entry due now, in insertion order, and deliver it: a packet goes to its
 //!    endpoint's mailbox (or is parked, reset or discarded), a timer runs its closure.
@@ -15,7 +16,11 @@
 //! a socket buffer — and receive them as actix messages.
 
 mod batches;
+mod idle;
 mod kernel;
+
+pub use idle::IdleGate;
+use idle::Woken;
 
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -35,7 +40,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tokio::time::Instant;
 
 /// Packets reach their endpoint as actix messages.
 impl Message for Packet {
@@ -96,7 +100,7 @@ pub enum Stop {
 pub struct Net(Rc<RefCell<Kernel>>);
 
 impl Net {
-    pub fn new(rules: LinkRules, connect_timeout: SimDuration, seed: u64, obs: Obs) -> Self {
+    pub fn new(rules: LinkRules, connect_timeout: SimDuration, seed: u64, obs: Obs, gate: IdleGate) -> Self {
         Net(Rc::new(RefCell::new(Kernel {
             core: NetCore::new(rules, connect_timeout),
             agenda: Agenda::default(),
@@ -108,27 +112,16 @@ impl Net {
             cancelled: BTreeSet::new(),
             next_msg: 0,
             next_timer: 0,
-            origin: Instant::now(),
             now: SimTime::ZERO,
-            armed: None,
-            sleep: None,
+            gate,
             obs,
             net_actor: Arc::from("net"),
         })))
     }
 
-    /// Virtual now: milliseconds of (paused) tokio time since the run began. Only the driver's
-    /// sleep moves that clock, so the driver reads it once per wake and everyone else reads the
-    /// copy.
+    /// Virtual now: milliseconds since the run began. Only the driver moves it.
     pub fn now(&self) -> SimTime {
         self.0.borrow().now
-    }
-
-    fn read_clock(&self) -> SimTime {
-        let origin = self.0.borrow().origin;
-        let now = SimTime((Instant::now() - origin).as_millis() as u64);
-        self.0.borrow_mut().now = now;
-        now
     }
 
     pub fn add_node(&self, name: &str) -> NodeId {
@@ -248,7 +241,7 @@ impl Net {
         for due in rest.into_iter().chain(idle) {
             k.agenda.push(now, due);
         }
-        k.wake_if_earlier(now);
+        k.poke_if_now(now);
         let (actor, name) = (k.net_actor.clone(), k.core.name(node).to_string());
         k.obs.record(now, &actor, What::Net(NetNote::Unparked { node: name, entries }));
         drop(k);
@@ -355,7 +348,7 @@ impl Net {
         let id = k.next_timer;
         let epoch = k.core.proc(owner).epoch;
         k.agenda.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
-        k.wake_if_earlier(now + delay);
+        k.poke_if_now(now + delay);
         TimerId(id, now + delay)
     }
 
@@ -378,27 +371,22 @@ impl Net {
     /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
     /// next pass.
     pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
-        let origin = self.0.borrow().origin;
-        // One timer, moved from instant to instant: a fresh `Sleep` per instant registered and
-        // dropped a timer-wheel entry every time.
-        self.0.borrow_mut().sleep = Some(Box::pin(tokio::time::sleep_until(origin)));
+        let gate = self.0.borrow().gate.clone();
         loop {
             let next = self.0.borrow().agenda.next_time();
-            // Past the end, sleep one millisecond beyond it: waking then proves instant `end`
-            // is complete, so the observer sees its final state.
+            // Past the end, go one millisecond beyond it: reaching it proves instant `end` is
+            // complete, so the observer sees its final state.
             let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
-            if target > self.now() {
-                self.0.borrow_mut().arm(target);
-                // Actors run while this waits; one that adds an earlier entry moves the deadline
-                // (`Kernel::wake_if_earlier`).
-                std::future::poll_fn(|cx| {
-                    let mut k = self.0.borrow_mut();
-                    std::future::Future::poll(k.sleep.as_mut().expect("set above").as_mut(), cx)
-                })
-                .await;
-                self.0.borrow_mut().armed = None;
+            if target > self.now() && gate.wait().await == Woken::Idle {
+                // Every actor has finished with what was delivered, so nothing more can happen
+                // before the earliest entry: time jumps there. (Poked, it stays at this
+                // instant: an actor added an entry for it.)
+                let next = self.0.borrow().agenda.next_time();
+                let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
+                let mut k = self.0.borrow_mut();
+                k.now = target.max(k.now);
             }
-            let now = self.read_clock();
+            let now = self.now();
             let obs = self.0.borrow().obs.clone();
             obs.before_instant(now);
             if now > end {
