@@ -52,9 +52,15 @@ pub struct Agenda<E> {
     len: usize,
 }
 
-/// At most this many emptied buckets keep their memory, so that one burst does not hold its
-/// memory for the rest of the run.
+/// At most this many emptied buckets keep memory grown for a burst, so that one burst does not
+/// hold its memory for the rest of the run.
 const SPARE_BUCKETS: usize = 64;
+
+/// Every emptied bucket keeps room for this many entries: a run's routine instants hold one to
+/// a few each, and thousands of them are pending at once (a thousand brokers' registration
+/// timers over 30 s), so spare buckets without memory meant an allocation for nearly every
+/// push. The memory this keeps is bounded by the most instants ever pending at once.
+const KEPT_CAPACITY: usize = 8;
 
 impl<E> Default for Agenda<E> {
     fn default() -> Self {
@@ -223,9 +229,9 @@ impl<E> Agenda<E> {
         }
         self.slot[s] = EMPTY;
         self.clear_bit(s);
-        if self.free.len() >= SPARE_BUCKETS {
+        if self.free.len() >= SPARE_BUCKETS && self.buckets[b as usize].capacity() > KEPT_CAPACITY {
             // Give back the memory of a bucket that grew for a burst.
-            self.buckets[b as usize] = VecDeque::new();
+            self.buckets[b as usize].shrink_to(KEPT_CAPACITY);
         }
         self.free.push(b);
         true
