@@ -5,16 +5,18 @@ use super::Packets;
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
-use std::collections::BTreeMap;
 
 /// The most room a new batch reserves ahead (a batch still grows past it as needed).
 const MAX_BATCH_RESERVE: usize = 255;
 
-/// Packets gathered per endpoint during one pass, sent in order of first arrival.
+/// Packets gathered per endpoint during one pass, sent in order of first arrival. The network
+/// keeps one for the whole run: a pass usually reaches one or two endpoints, and a map built
+/// per pass cost an allocation each time.
 #[derive(Default)]
 pub(super) struct Batches {
     order: Vec<NodeId>,
-    pending: BTreeMap<NodeId, (Recipient<Packets>, Vec<Packet>)>,
+    /// By node id: that endpoint's batch, if it has one in this pass.
+    pending: Vec<Option<(Recipient<Packets>, Vec<Packet>)>>,
 }
 
 impl Batches {
@@ -23,27 +25,34 @@ impl Batches {
     /// them, since a provider's hundred beats, or their hundred answers, arrive together.
     pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
         let to = packet.to;
-        match self.pending.get_mut(&to) {
+        if self.pending.len() < endpoints.len() {
+            self.pending.resize_with(endpoints.len(), || None);
+        }
+        let batch = &mut self.pending[to.0 as usize];
+        match batch {
             Some((_, packets)) => packets.push(packet),
             None => {
                 let Some(endpoint) = endpoints[to.0 as usize].clone() else { return };
                 self.order.push(to);
                 let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
                 packets.push(packet);
-                self.pending.insert(to, (endpoint, packets));
+                *batch = Some((endpoint, packets));
             }
         }
     }
 
     pub(super) fn flush(&mut self, node: NodeId) {
-        if let Some((endpoint, packets)) = self.pending.remove(&node) {
+        if let Some((endpoint, packets)) = self.pending.get_mut(node.0 as usize).and_then(Option::take) {
             endpoint.do_send(Packets(packets));
         }
     }
 
     pub(super) fn flush_all(&mut self) {
-        for node in std::mem::take(&mut self.order) {
+        let mut order = std::mem::take(&mut self.order);
+        for node in order.drain(..) {
             self.flush(node);
         }
+        // Keep the list's memory for the next pass.
+        self.order = order;
     }
 }

@@ -2,6 +2,7 @@
 //! which timers still belong to a live process, how a close reaches the other end, what a
 //! retransmission timer finds.
 
+use super::batches::Batches;
 use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -68,6 +69,8 @@ pub(super) struct Kernel {
     pub(super) next_timer: u64,
     /// Virtual now, as the driver last set it.
     pub(super) now: SimTime,
+    /// The driver's deliveries of one pass, kept between passes for their memory.
+    pub(super) batches: Batches,
     /// How the driver waits (see [`IdleGate`]).
     pub(super) gate: IdleGate,
     pub(super) obs: Obs,

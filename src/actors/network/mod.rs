@@ -113,6 +113,7 @@ impl Net {
             next_msg: 0,
             next_timer: 0,
             now: SimTime::ZERO,
+            batches: Batches::default(),
             gate,
             obs,
             net_actor: Arc::from("net"),
@@ -419,7 +420,7 @@ impl Net {
     /// message; a batch is sent before any timer of the same process runs, so each process
     /// still sees its packets and timers in agenda order.
     fn dispatch_due(&self, now: SimTime) {
-        let mut batches = Batches::default();
+        let mut batches = std::mem::take(&mut self.0.borrow_mut().batches);
         loop {
             let due = self.0.borrow_mut().agenda.pop_due(now);
             let Some((_, due)) = due else { break };
@@ -456,6 +457,7 @@ impl Net {
             }
         }
         batches.flush_all();
+        self.0.borrow_mut().batches = batches;
     }
 }
 
