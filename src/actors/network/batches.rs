@@ -16,11 +16,11 @@ const MAX_BATCH_RESERVE: usize = 255;
 pub(super) struct Batches {
     order: Vec<NodeId>,
     /// By node id: that endpoint's batch, if it has one in this pass.
-    pending: Vec<Option<(Recipient<Packets>, Vec<Packet>)>>,
+    pending: Vec<Option<Vec<Packet>>>,
 }
 
 impl Batches {
-    /// Adds `packet` to its endpoint's batch; the endpoint's address is cloned once per batch.
+    /// Adds `packet` to its endpoint's batch (a node without an endpoint drops it).
     /// `more` is how many entries are still due in this instant: a new batch is made room for
     /// them, since a provider's hundred beats, or their hundred answers, arrive together.
     pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
@@ -30,27 +30,33 @@ impl Batches {
         }
         let batch = &mut self.pending[to.0 as usize];
         match batch {
-            Some((_, packets)) => packets.push(packet),
+            Some(packets) => packets.push(packet),
+            None if endpoints[to.0 as usize].is_none() => {}
             None => {
-                let Some(endpoint) = endpoints[to.0 as usize].clone() else { return };
                 self.order.push(to);
                 let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
                 packets.push(packet);
-                *batch = Some((endpoint, packets));
+                *batch = Some(packets);
             }
         }
     }
 
-    pub(super) fn flush(&mut self, node: NodeId) {
-        if let Some((endpoint, packets)) = self.pending.get_mut(node.0 as usize).and_then(Option::take) {
-            endpoint.do_send(Packets(packets));
+    /// Sends `node`'s batch. Endpoints change only in actors' handlers, never during a pass,
+    /// so the endpoint is the one the packets were gathered for; holding a clone of its address
+    /// per batch instead cost two allocations (actix gives each address clone its own sender
+    /// state).
+    pub(super) fn flush(&mut self, node: NodeId, endpoints: &[Option<Recipient<Packets>>]) {
+        if let Some(packets) = self.pending.get_mut(node.0 as usize).and_then(Option::take) {
+            if let Some(endpoint) = &endpoints[node.0 as usize] {
+                endpoint.do_send(Packets(packets));
+            }
         }
     }
 
-    pub(super) fn flush_all(&mut self) {
+    pub(super) fn flush_all(&mut self, endpoints: &[Option<Recipient<Packets>>]) {
         let mut order = std::mem::take(&mut self.order);
         for node in order.drain(..) {
-            self.flush(node);
+            self.flush(node, endpoints);
         }
         // Keep the list's memory for the next pass.
         self.order = order;

@@ -426,8 +426,9 @@ impl Net {
             let Some((_, due)) = due else { break };
             match due {
                 Due::Timer { owner, epoch, id, fire } => {
-                    if let Some(fire) = self.0.borrow_mut().admit_timer(owner, epoch, id, fire) {
-                        batches.flush(owner);
+                    let admitted = self.0.borrow_mut().admit_timer(owner, epoch, id, fire);
+                    if let Some(fire) = admitted {
+                        batches.flush(owner, &self.0.borrow().endpoints);
                         fire();
                     }
                 }
@@ -456,8 +457,9 @@ impl Net {
                 Due::Syn { channel } => self.0.borrow_mut().syn_retry(now, channel),
             }
         }
-        batches.flush_all();
-        self.0.borrow_mut().batches = batches;
+        let mut k = self.0.borrow_mut();
+        batches.flush_all(&k.endpoints);
+        k.batches = batches;
     }
 }
 
