@@ -1,0 +1,141 @@
+//! The driver: the network actor's one loop, which moves virtual time and delivers each
+//! instant's entries.
+
+use super::idle::Woken;
+use super::kernel::Due;
+use super::Net;
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::invariants::Arrival;
+use crate::sim::packet::Packet;
+use actix::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+impl Net {
+    /// Drives the run until `end`, then returns `None`; or, once the trace holds `max_events`
+    /// events, stops where it is and returns that instant. This is the network actor's one loop.
+    ///
+    /// The budget is checked once per pass, before an instant's entries are delivered: a loop
+    /// that never lets time move (a timer re-armed every 0 ms) still comes back here between
+    /// its rounds, because its actors run only while this loop waits.
+    /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
+    /// next pass.
+    pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
+        let gate = self.0.borrow().gate.clone();
+        loop {
+            let next = self.0.borrow().agenda.next_time();
+            // Past the end, go one millisecond beyond it: reaching it proves instant `end` is
+            // complete, so the observer sees its final state.
+            let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
+            if target > self.now() && gate.wait().await == Woken::Idle {
+                // Every actor has finished with what was delivered, so nothing more can happen
+                // before the earliest entry: time jumps there. (Poked, it stays at this
+                // instant: an actor added an entry for it.)
+                let next = self.0.borrow().agenda.next_time();
+                let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
+                let mut k = self.0.borrow_mut();
+                k.now = target.max(k.now);
+            }
+            let now = self.now();
+            let obs = self.0.borrow().obs.clone();
+            obs.before_instant(now);
+            if now > end {
+                obs.finish(end);
+                return None;
+            }
+            if obs.trace.borrow().count() >= max_events || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Some(now);
+            }
+            self.dispatch_due(now);
+        }
+    }
+
+    /// What reaches a (naming) server — registrations, heartbeats, beats — is the monitor's
+    /// ground truth; `Arrival::of` picks those out.
+    fn note_arrival(&self, now: SimTime, p: &Packet) {
+        let k = self.0.borrow();
+        if !k.obs.watches_network() {
+            return;
+        }
+        if let Some(arrival) = Arrival::of(&p.body) {
+            let (from, to) = (k.core.name(p.from).to_string(), k.core.name(p.to).to_string());
+            let obs = k.obs.clone();
+            drop(k);
+            obs.arrived(now, &from, &to, arrival);
+        }
+    }
+
+    /// Delivers everything due at `now`. Packets for one endpoint are gathered into one
+    /// message; a batch is sent before any timer of the same process runs, so each process
+    /// still sees its packets and timers in agenda order.
+    fn dispatch_due(&self, now: SimTime) {
+        let mut batches = std::mem::take(&mut self.0.borrow_mut().batches);
+        loop {
+            let due = self.0.borrow_mut().agenda.pop_due(now);
+            let Some((_, due)) = due else { break };
+            match due {
+                Due::Timer { owner, epoch, id, fire } => {
+                    let admitted = self.0.borrow_mut().admit_timer(owner, epoch, id, fire);
+                    if let Some(fire) = admitted {
+                        batches.flush(owner, &self.0.borrow().endpoints);
+                        fire();
+                    }
+                }
+                Due::Deliver(packet) => {
+                    let accepted = self.0.borrow_mut().arrive(now, packet);
+                    if let Some(packet) = accepted {
+                        self.note_arrival(now, &packet);
+                        let k = self.0.borrow();
+                        batches.gather(packet, &k.endpoints, k.agenda.due_len(now));
+                    }
+                }
+                Due::Datagram(packet) => {
+                    let accepted = self.0.borrow_mut().arrive_datagram(now, packet);
+                    if let Some(packet) = accepted {
+                        batches.gather(packet, &self.0.borrow().endpoints, 0);
+                    }
+                }
+                Due::Notice { to, epoch, notice } => {
+                    let accepted = self.0.borrow_mut().admit_notice(to, epoch, notice);
+                    if let Some(packet) = accepted {
+                        batches.gather(packet, &self.0.borrow().endpoints, 0);
+                    }
+                }
+                Due::IdleCheck { channel, node, epoch } => self.0.borrow_mut().idle_check(now, channel, node, epoch),
+                Due::Retransmit { channel, dir } => self.0.borrow_mut().retransmit(now, channel, dir),
+                Due::Syn { channel } => self.0.borrow_mut().syn_retry(now, channel),
+            }
+        }
+        let mut k = self.0.borrow_mut();
+        batches.flush_all(&k.endpoints);
+        k.batches = batches;
+    }
+}
+
+/// The network as an actix actor: it runs the driver loop for the length of the run, reports
+/// the end on `done`, and takes link edits from the director.
+pub struct NetworkActor {
+    pub net: Net,
+    pub end: SimTime,
+    /// The event budget (see [`Net::drive`]).
+    pub max_events: u64,
+    /// Set from outside to stop the run (see [`Net::drive`]).
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Told when the run is over: `Some(t)` when the budget stopped it at `t`.
+    pub done: Option<tokio::sync::oneshot::Sender<Option<SimTime>>>,
+}
+
+impl Actor for NetworkActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let (net, end, max_events, stop) = (self.net.clone(), self.end, self.max_events, self.stop.take());
+        let drive = async move { net.drive(end, max_events, stop).await };
+        ctx.spawn(actix::fut::wrap_future::<_, Self>(drive).map(|stopped, act, ctx| {
+            if let Some(done) = act.done.take() {
+                let _ = done.send(stopped);
+            }
+            ctx.stop();
+        }));
+    }
+}
