@@ -23,7 +23,7 @@
 //! # Flow
 //!
 //! ```text
-//!  scenario.toml ──validate──▶ Scenario ──runner──▶ actix System (paused tokio clock)
+//!  scenario.toml ──validate──▶ Scenario ──runner──▶ actix System (virtual clock)
 //!                                                   │
 //!      director ──faults──▶ brokers ◀──packets──▶ network ◀──packets──▶ name servers
 //!                                                   │  (agenda: every timer and packet)

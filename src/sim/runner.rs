@@ -1,8 +1,9 @@
-//! Runs one scenario: builds the actor system on a paused clock, lets it play out, and collects
+//! Runs one scenario: builds the actor system on a virtual clock, lets it play out, and collects
 //! the verdicts and the trace digest.
 //!
-//! Each run owns one actix `System` over a current-thread tokio runtime whose clock starts
-//! paused, so a run is single-threaded and its virtual time jumps from event to event. Runs are
+//! Each run owns one actix `System` over a current-thread tokio runtime without timers: the
+//! network's driver moves virtual time whenever the runtime runs out of work (its park hook), so
+//! a run is single-threaded and its virtual time jumps from event to event. Runs are
 //! independent; `routesim check` runs several on separate threads.
 
 use crate::actors::director::Director;
