@@ -15,6 +15,7 @@
 //! Actors hand packets and timers to the network synchronously through [`Net`] — like writing to
 //! a socket buffer — and receive them as actix messages.
 
+mod admit;
 mod batches;
 mod driver;
 mod idle;
