@@ -79,3 +79,82 @@ impl IdleGate {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A runtime like the runner's: one thread, no timers, the gate as its park hook.
+    fn runtime(gate: &IdleGate) -> tokio::runtime::Runtime {
+        let hook = gate.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .on_thread_park(move || hook.on_park())
+            .build()
+            .expect("a current-thread runtime")
+    }
+
+    #[test]
+    fn the_gate_opens_only_once_every_other_task_has_run_dry() {
+        let gate = IdleGate::default();
+        let local = tokio::task::LocalSet::new();
+        let steps = Rc::new(Cell::new(0));
+        let seen = local.block_on(&runtime(&gate), {
+            let (gate, steps) = (gate.clone(), steps.clone());
+            async move {
+                // A chain of work that keeps the runtime busy for many polls, as a burst of
+                // messages between actors does.
+                let counter = steps.clone();
+                tokio::task::spawn_local(async move {
+                    for _ in 0..1_000 {
+                        counter.set(counter.get() + 1);
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let woken = gate.wait().await;
+                (woken, steps.get())
+            }
+        });
+        assert_eq!(seen, (Woken::Idle, 1_000));
+    }
+
+    #[test]
+    fn a_poke_wakes_the_driver_before_the_runtime_is_idle() {
+        let gate = IdleGate::default();
+        let local = tokio::task::LocalSet::new();
+        let steps = Rc::new(Cell::new(0));
+        let seen = local.block_on(&runtime(&gate), {
+            let (gate, steps) = (gate.clone(), steps.clone());
+            async move {
+                let poker = gate.clone();
+                let counter = steps.clone();
+                tokio::task::spawn_local(async move {
+                    for i in 0..1_000 {
+                        counter.set(counter.get() + 1);
+                        if i == 10 {
+                            poker.poke();
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let woken = gate.wait().await;
+                (woken, steps.get())
+            }
+        });
+        assert_eq!(seen.0, Woken::Poked);
+        assert!(seen.1 < 1_000, "the driver ran while the chain was still going ({} steps)", seen.1);
+    }
+
+    #[test]
+    fn with_nobody_waiting_the_park_hook_does_nothing() {
+        let gate = IdleGate::default();
+        gate.on_park();
+        gate.poke();
+        let woken = runtime(&gate).block_on(async {
+            // Nothing was stored for a later wait: this one waits for the next park.
+            gate.wait().await
+        });
+        assert_eq!(woken, Woken::Idle);
+    }
+}
