@@ -95,55 +95,38 @@ mod tests {
             .expect("a current-thread runtime")
     }
 
+    /// Waits on the gate while another task runs a chain of 1,000 steps that keeps the runtime
+    /// busy, as a burst of messages between actors does, poking the gate at step `poke_at`.
+    /// Returns why the wait ended and how many steps had run by then.
+    fn wait_beside_a_chain(poke_at: Option<usize>) -> (Woken, usize) {
+        let gate = IdleGate::default();
+        let steps = Rc::new(Cell::new(0));
+        let (counter, poker) = (steps.clone(), gate.clone());
+        tokio::task::LocalSet::new().block_on(&runtime(&gate), async move {
+            tokio::task::spawn_local(async move {
+                for i in 0..1_000 {
+                    counter.set(counter.get() + 1);
+                    if Some(i) == poke_at {
+                        poker.poke();
+                    }
+                    tokio::task::yield_now().await;
+                }
+            });
+            let woken = gate.wait().await;
+            (woken, steps.get())
+        })
+    }
+
     #[test]
     fn the_gate_opens_only_once_every_other_task_has_run_dry() {
-        let gate = IdleGate::default();
-        let local = tokio::task::LocalSet::new();
-        let steps = Rc::new(Cell::new(0));
-        let seen = local.block_on(&runtime(&gate), {
-            let (gate, steps) = (gate.clone(), steps.clone());
-            async move {
-                // A chain of work that keeps the runtime busy for many polls, as a burst of
-                // messages between actors does.
-                let counter = steps.clone();
-                tokio::task::spawn_local(async move {
-                    for _ in 0..1_000 {
-                        counter.set(counter.get() + 1);
-                        tokio::task::yield_now().await;
-                    }
-                });
-                let woken = gate.wait().await;
-                (woken, steps.get())
-            }
-        });
-        assert_eq!(seen, (Woken::Idle, 1_000));
+        assert_eq!(wait_beside_a_chain(None), (Woken::Idle, 1_000));
     }
 
     #[test]
     fn a_poke_wakes_the_driver_before_the_runtime_is_idle() {
-        let gate = IdleGate::default();
-        let local = tokio::task::LocalSet::new();
-        let steps = Rc::new(Cell::new(0));
-        let seen = local.block_on(&runtime(&gate), {
-            let (gate, steps) = (gate.clone(), steps.clone());
-            async move {
-                let poker = gate.clone();
-                let counter = steps.clone();
-                tokio::task::spawn_local(async move {
-                    for i in 0..1_000 {
-                        counter.set(counter.get() + 1);
-                        if i == 10 {
-                            poker.poke();
-                        }
-                        tokio::task::yield_now().await;
-                    }
-                });
-                let woken = gate.wait().await;
-                (woken, steps.get())
-            }
-        });
-        assert_eq!(seen.0, Woken::Poked);
-        assert!(seen.1 < 1_000, "the driver ran while the chain was still going ({} steps)", seen.1);
+        let (woken, steps) = wait_beside_a_chain(Some(10));
+        assert_eq!(woken, Woken::Poked);
+        assert!(steps < 1_000, "the driver ran only after the chain ended ({steps} steps)");
     }
 
     #[test]
