@@ -148,14 +148,10 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
     // No tokio timers and no I/O: the driver moves virtual time itself, whenever the runtime
     // runs dry (`IdleGate`).
     let idle = IdleGate::default();
-    let hook = idle.clone();
-    let runtime = move || {
-        tokio::runtime::Builder::new_current_thread()
-            .on_thread_park(move || hook.on_park())
-            .build()
-            .expect("a current-thread tokio runtime can always be built")
-    };
-    let system = actix_rt::System::with_tokio_rt(runtime);
+    let system = actix_rt::System::with_tokio_rt({
+        let gate = idle.clone();
+        move || gate.runtime()
+    });
     let (name, invariants) = (scenario.name.clone(), scenario.invariants.clone());
     let scenario = scenario.clone();
     let obs = system.block_on(async move {

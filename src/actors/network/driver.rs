@@ -22,17 +22,18 @@ impl Net {
     /// next pass.
     pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
         let gate = self.0.borrow().gate.clone();
-        loop {
+        // The earliest entry; past the end, one millisecond beyond it: reaching that proves
+        // instant `end` is complete, so the observer sees its final state.
+        let target = || {
             let next = self.0.borrow().agenda.next_time();
-            // Past the end, go one millisecond beyond it: reaching it proves instant `end` is
-            // complete, so the observer sees its final state.
-            let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
-            if target > self.now() && gate.wait().await == Woken::Idle {
+            next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1))
+        };
+        loop {
+            if target() > self.now() && gate.wait().await == Woken::Idle {
                 // Every actor has finished with what was delivered, so nothing more can happen
-                // before the earliest entry: time jumps there. (Poked, it stays at this
-                // instant: an actor added an entry for it.)
-                let next = self.0.borrow().agenda.next_time();
-                let target = next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1));
+                // before the earliest entry (which they may have moved earlier): time jumps
+                // there. (Poked, it stays at this instant: an actor added an entry for it.)
+                let target = target();
                 let mut k = self.0.borrow_mut();
                 k.now = target.max(k.now);
             }

@@ -4,8 +4,9 @@
 //! about to park the thread: every mailbox is empty and every handler has returned, so nothing
 //! can happen at this instant any more unless the driver delivers it. Tokio runs the runtime's
 //! `on_thread_park` hook at exactly that moment, and a task the hook wakes runs instead of the
-//! thread parking (`current_thread::Context::park` checks for pending work after the hook). The
-//! runner installs [`IdleGate::on_park`] as that hook; the driver awaits [`IdleGate::wait`].
+//! thread parking (`current_thread::Context::park` checks for pending work after the hook). A
+//! run's runtime ([`IdleGate::runtime`]) has [`IdleGate::on_park`] as that hook; the driver
+//! awaits [`IdleGate::wait`].
 //!
 //! It used to sleep on tokio's paused clock instead, which detects the same moment (tokio moves
 //! a paused clock only when the runtime is idle) but pays for it at every instant: a pass of
@@ -39,6 +40,15 @@ struct Gate {
 }
 
 impl IdleGate {
+    /// A run's runtime: one thread, no timers and no I/O, this gate as its park hook.
+    pub fn runtime(&self) -> tokio::runtime::Runtime {
+        let hook = self.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .on_thread_park(move || hook.on_park())
+            .build()
+            .expect("a current-thread tokio runtime can always be built")
+    }
+
     /// The runtime's park hook: the runtime has no ready task. Opens the gate for a driver that
     /// waits; with none waiting (before the run starts, after it ends) the thread parks as usual.
     pub fn on_park(&self) {
@@ -86,15 +96,6 @@ mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    /// A runtime like the runner's: one thread, no timers, the gate as its park hook.
-    fn runtime(gate: &IdleGate) -> tokio::runtime::Runtime {
-        let hook = gate.clone();
-        tokio::runtime::Builder::new_current_thread()
-            .on_thread_park(move || hook.on_park())
-            .build()
-            .expect("a current-thread runtime")
-    }
-
     /// Waits on the gate while another task runs a chain of 1,000 steps that keeps the runtime
     /// busy, as a burst of messages between actors does, poking the gate at step `poke_at`.
     /// Returns why the wait ended and how many steps had run by then.
@@ -102,7 +103,7 @@ mod tests {
         let gate = IdleGate::default();
         let steps = Rc::new(Cell::new(0));
         let (counter, poker) = (steps.clone(), gate.clone());
-        tokio::task::LocalSet::new().block_on(&runtime(&gate), async move {
+        tokio::task::LocalSet::new().block_on(&gate.runtime(), async move {
             tokio::task::spawn_local(async move {
                 for i in 0..1_000 {
                     counter.set(counter.get() + 1);
@@ -134,7 +135,7 @@ mod tests {
         let gate = IdleGate::default();
         gate.on_park();
         gate.poke();
-        let woken = runtime(&gate).block_on(async {
+        let woken = gate.runtime().block_on(async {
             // Nothing was stored for a later wait: this one waits for the next park.
             gate.wait().await
         });

@@ -349,8 +349,7 @@ impl Net {
         k.next_timer += 1;
         let id = k.next_timer;
         let epoch = k.core.proc(owner).epoch;
-        k.agenda.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
-        k.poke_if_now(now + delay);
+        k.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
         TimerId(id, now + delay)
     }
 
