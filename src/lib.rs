@@ -8,8 +8,10 @@
 //!
 //! # Layout
 //!
-//! - [`sim`] — the machinery: virtual time, the agenda, the network model, scenarios,
-//!   expectations, the trace, the runner.
+//! - [`sim`] — the ground types every layer shares (`clock`, `ids`, `rng`, `keyed`, `mutation`)
+//!   and, above the actors, the machinery: the agenda, the network model, scenarios,
+//!   expectations, the trace, the runner. The models use only the ground types
+//!   (`tests/it/layers.rs` checks it).
 //! - [`rocketmq`] — pure state machines of the name server (`RouteInfoManager`), the broker's
 //!   registration, the unregistration queue, the client's route cache and the producer's send
 //!   path (queue selection, retries, latency fault tolerance).

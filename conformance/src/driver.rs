@@ -15,7 +15,7 @@ use crate::server::Server;
 use crate::wire::response;
 use routesim::rocketmq::tap::{AdminInput, Input};
 use routesim::sim::clock::SimTime;
-use routesim::sim::network::ProcState;
+use routesim::sim::ids::ProcState;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -5,11 +5,11 @@
 
 use crate::actors::network::{Net, Sent, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::invariants::Mutation;
 use crate::sim::notes::What;
 use crate::sim::observe::Obs;
-use crate::sim::packet::{Body, MsgId};
+use crate::sim::packet::Body;
 use actix::prelude::*;
 use std::sync::Arc;
 
@@ -87,12 +87,6 @@ impl Env {
     pub fn fixed_rate_delay(&self, scheduled: SimTime, period: SimDuration) -> (SimTime, SimDuration) {
         let next = scheduled + period;
         (next, next.since(self.now()))
-    }
-}
-
-impl From<crate::rocketmq::notes::RmqNote> for What {
-    fn from(n: crate::rocketmq::notes::RmqNote) -> Self {
-        What::Rmq(n)
     }
 }
 

@@ -20,9 +20,9 @@ use crate::actors::network::TimerId;
 use crate::rocketmq::client::NamesrvChooser;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::network::ConnectFailure;
-use crate::sim::packet::{Body, MsgId, Notice, Packet};
+use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
 use std::fmt;
 

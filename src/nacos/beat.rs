@@ -18,7 +18,7 @@
 use crate::nacos::types::{Instance, Metadata, ServiceKey};
 use crate::nacos::wire::BeatReply;
 use crate::sim::clock::SimDuration;
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -45,7 +45,7 @@
 use crate::nacos::naming::{Change, IpPortClient, NamingConfig, NamingServer, Published};
 use crate::nacos::types::{ClientKey, ServiceKey, DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_IP_DELETE_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use std::collections::BTreeSet;
 
 /// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period, both hard-coded 5 s.

@@ -16,7 +16,7 @@
 
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
-use crate::sim::packet::MsgId;
+use crate::sim::ids::MsgId;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;

@@ -414,12 +414,6 @@ impl From<Change> for NacosNote {
     }
 }
 
-impl From<NacosNote> for crate::sim::notes::What {
-    fn from(n: NacosNote) -> Self {
-        crate::sim::notes::What::Nacos(n)
-    }
-}
-
 /// `15s`, `19.978s`, `250ms`.
 pub(crate) fn secs(d: SimDuration) -> String {
     d.to_string()

@@ -7,7 +7,7 @@
 
 use crate::nacos::beat::BeatInfo;
 use crate::nacos::types::{Instance, ServiceInfo, ServiceKey};
-use crate::sim::packet::MsgId;
+use crate::sim::ids::MsgId;
 use std::sync::Arc;
 
 pub const API_REGISTER: &str = "POST /nacos/v1/ns/instance";

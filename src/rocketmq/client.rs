@@ -6,7 +6,7 @@
 //! long — keeps its old route when the answer is `TOPIC_NOT_EXIST`.
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

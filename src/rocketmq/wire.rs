@@ -2,7 +2,7 @@
 
 use crate::rocketmq::send::SendCode;
 use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
-use crate::sim::packet::MsgId;
+use crate::sim::ids::MsgId;
 use std::sync::Arc;
 
 #[derive(Debug)]

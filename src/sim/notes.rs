@@ -99,6 +99,20 @@ pub enum DropReason {
     NoListener,
 }
 
+// The models write their own notes; the trace's `What` wraps them. The conversions live here,
+// above the models, so that `rocketmq/` and `nacos/` never name the trace.
+impl From<RmqNote> for What {
+    fn from(n: RmqNote) -> Self {
+        What::Rmq(n)
+    }
+}
+
+impl From<NacosNote> for What {
+    fn from(n: NacosNote) -> Self {
+        What::Nacos(n)
+    }
+}
+
 impl From<Miss> for DropReason {
     fn from(m: Miss) -> Self {
         match m {

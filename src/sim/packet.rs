@@ -3,12 +3,8 @@
 
 use crate::nacos::wire::NacosMsg;
 use crate::rocketmq::wire::RmqMsg;
-use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::network::ConnectFailure;
-
-/// Every packet gets an id from a counter; replies and failure notices name the packet they
-/// answer, which is how a sender matches them with its outstanding requests.
-pub type MsgId = u64;
 
 #[derive(Debug)]
 pub struct Packet {

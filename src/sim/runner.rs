@@ -266,7 +266,7 @@ topics = ["Orders"]
             let kind = match input {
                 Input::Register { .. } => "register",
                 Input::ChannelClosed { .. } => "closed",
-                Input::Process(crate::sim::network::ProcState::Down) => "down",
+                Input::Process(crate::sim::ids::ProcState::Down) => "down",
                 Input::Process(_) => "process",
                 _ => "other",
             };

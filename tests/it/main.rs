@@ -12,6 +12,7 @@ mod cli;
 mod cli_input;
 mod fuzz;
 mod json_output;
+mod layers;
 mod lessons;
 mod long_runs;
 mod nacos_distro;

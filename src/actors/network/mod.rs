@@ -27,11 +27,12 @@ pub use idle::IdleGate;
 
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, NodeId};
-use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, Pool, ProcState, Seg, SendOutcome};
+use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::ids::ProcState;
+use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, Pool, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
-use crate::sim::packet::{Body, CloseKind, MsgId, Packet};
+use crate::sim::packet::{Body, CloseKind, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use batches::Batches;

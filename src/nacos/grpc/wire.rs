@@ -3,7 +3,7 @@
 //! sim's message id, and a `Response` names the one it answers.
 
 use crate::nacos::types::{Instance, ServiceKey};
-use crate::sim::packet::MsgId;
+use crate::sim::ids::MsgId;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]

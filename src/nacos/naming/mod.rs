@@ -385,12 +385,12 @@ impl NamingServer {
     /// (`NacosUnhealthyAtTimeout`, `NacosNeverDeletes`; any other changes nothing here). Not
     /// reachable from scenario files; the director calls it when a run asks for a mutation, so
     /// property tests can prove the invariants catch it.
-    pub(crate) fn plant(&mut self, mutation: crate::sim::invariants::Mutation) {
+    pub(crate) fn plant(&mut self, mutation: crate::sim::mutation::Mutation) {
         self.schedule.planted = Some(mutation);
     }
 
     /// The planted bug, if any (see [`NamingServer::plant`]).
-    pub(crate) fn planted(&self) -> Option<crate::sim::invariants::Mutation> {
+    pub(crate) fn planted(&self) -> Option<crate::sim::mutation::Mutation> {
         self.schedule.planted
     }
 

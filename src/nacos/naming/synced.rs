@@ -156,7 +156,7 @@ impl NamingServer {
 
     /// `ConnectionBasedClientManager#verifyClient`: renews the copy if the revisions agree.
     fn verify_conn(&mut self, now: SimTime, conn: &Arc<str>, revision: u64) -> bool {
-        let planted = self.schedule.planted == Some(crate::sim::invariants::Mutation::DistroVerifyDoesNotRenew);
+        let planted = self.schedule.planted == Some(crate::sim::mutation::Mutation::DistroVerifyDoesNotRenew);
         let Some(c) = self.conns.get_mut(conn) else { return false };
         if revision != 0 && c.revision != revision {
             return false;

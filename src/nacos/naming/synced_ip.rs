@@ -142,7 +142,7 @@ impl NamingServer {
 
     /// VERIFY: `EphemeralIpPortClientManager#verifyClient` → `ClientBeatUpdateTask`.
     pub(super) fn verify_ip(&mut self, now: SimTime, key: &ClientKey, revision: u64) -> bool {
-        let planted = self.schedule.planted == Some(crate::sim::invariants::Mutation::DistroVerifyDoesNotRenew);
+        let planted = self.schedule.planted == Some(crate::sim::mutation::Mutation::DistroVerifyDoesNotRenew);
         let Some(c) = self.clients.get_mut(key) else { return false };
         if revision != 0 && c.revision != revision {
             return false;

@@ -81,7 +81,7 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo};
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use crate::sim::keyed::{KeyedMap, KeyedSet};
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};

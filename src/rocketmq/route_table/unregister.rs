@@ -9,7 +9,7 @@ use crate::rocketmq::types::{
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

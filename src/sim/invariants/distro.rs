@@ -30,7 +30,7 @@
 use crate::nacos::naming::NamingServer;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::{Scenario, Transport};
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};

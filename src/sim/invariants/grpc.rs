@@ -24,7 +24,7 @@ use crate::nacos::grpc::{DETECTION_TIMEOUT, EJECTOR_DELAY, KEEP_ALIVE_TIME};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::{Scenario, Transport};
 use crate::sim::world::World;
 use std::collections::BTreeMap;

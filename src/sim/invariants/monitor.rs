@@ -16,7 +16,7 @@ use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::scenario::{Action, Scenario};
 use crate::sim::trace::TraceEvent;

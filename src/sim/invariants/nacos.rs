@@ -19,7 +19,7 @@ use crate::nacos::naming::{NamingServer, Timeouts};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::Scenario;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,7 +11,7 @@ use super::Invariant;
 use crate::rocketmq::producer::CommunicationMode;
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::Scenario;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};

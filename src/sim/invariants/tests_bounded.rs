@@ -10,7 +10,7 @@ use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::route_table::test_support::{body, broker, ch, dv, manager, t};
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::SimDuration;
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::parse;
 use crate::sim::trace::{TraceEvent, What};
 use crate::sim::world::World;

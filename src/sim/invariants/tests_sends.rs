@@ -7,7 +7,7 @@ use super::Invariant;
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::types::{perm, BrokerData, QueueData, TopicRouteData};
 use crate::sim::clock::SimTime;
-use crate::sim::network::ProcState;
+use crate::sim::ids::ProcState;
 use crate::sim::scenario::{parse, Scenario};
 use crate::sim::world::World;
 use std::cell::RefCell;

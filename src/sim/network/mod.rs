@@ -27,16 +27,6 @@ pub use links::{LinkParams, LinkRules};
 use rustc_hash::FxHashMap;
 pub use tcp::{Miss, Seg};
 
-/// What a process is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProcState {
-    Running,
-    /// SIGSTOP: its kernel still accepts connections and buffers input, but none of its code runs.
-    Hung,
-    /// Not running (killed, shut down, or its host is off).
-    Down,
-}
-
 #[derive(Clone, Debug)]
 pub struct Proc {
     pub name: String,

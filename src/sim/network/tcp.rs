@@ -39,7 +39,7 @@
 //!   only learns of it by its own application timeout.
 
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::packet::MsgId;
+use crate::sim::ids::MsgId;
 use std::collections::VecDeque;
 
 /// `TCP_RTO_MIN`: the floor of the RTO's variance term (Linux), 200 ms.
