@@ -3,10 +3,10 @@
 use crate::rocketmq::tap::{Input, InputTap};
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
+use crate::sim::ids::ProcState;
 use crate::sim::invariants::monitor::Monitor;
 use crate::sim::invariants::{Arrival, AttemptSeen, Violation};
 use crate::sim::narrate::Narrator;
-use crate::sim::ids::ProcState;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
 use crate::sim::world::World;

@@ -81,8 +81,8 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo};
-use crate::sim::mutation::Mutation;
 use crate::sim::keyed::{KeyedMap, KeyedSet};
+use crate::sim::mutation::Mutation;
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

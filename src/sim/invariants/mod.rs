@@ -27,8 +27,8 @@ mod tests_convergence;
 mod tests_sends;
 
 use crate::sim::clock::SimTime;
-pub use arrival::{Arrival, ArrivalKind, NacosArrival};
 pub use crate::sim::mutation::Mutation;
+pub use arrival::{Arrival, ArrivalKind, NacosArrival};
 pub use distro::settle as distro_settle;
 pub use sends::AttemptSeen;
 use std::fmt;

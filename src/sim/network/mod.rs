@@ -19,7 +19,7 @@ pub mod links;
 pub mod tcp;
 
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::ids::{ChannelId, NodeId, ProcState};
 use crate::sim::rng::SimRng;
 pub use channel::Channel;
 use channel::Channels;
