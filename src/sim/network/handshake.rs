@@ -1,0 +1,107 @@
+//! Opening a connection: the SYN exchange, and the SYN sent again after 1 s, 2 s, 4 s... while
+//! nothing answers, until the application's connect timeout. That is how a connect to a dead
+//! host or across a partition ends: in a timeout. A refusal (RST) comes only from a live host
+//! whose process is down.
+
+use super::{tcp, Channel, ConnectFailure, Handshake, Miss, NetCore, Pool, SendOutcome, Tx};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::{ChannelId, NodeId, ProcState};
+use crate::sim::rng::SimRng;
+
+impl NetCore {
+    /// One SYN and its answer: through, or why not.
+    pub(super) fn syn_exchange(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<(), Miss> {
+        self.reach(from, to)?;
+        if !self.rules.reachable(to, from) {
+            return Err(Miss::Cut);
+        }
+        let (there, back) = (self.rules.params(from, to), self.rules.params(to, from));
+        if rng.chance(there.loss) || rng.chance(back.loss) {
+            return Err(Miss::Lost);
+        }
+        Ok(())
+    }
+
+    /// Why a SYN just sent found no answer (for the trace; the decision was `syn_exchange`'s).
+    pub(super) fn syn_miss(&self, from: NodeId, to: NodeId) -> Miss {
+        match self.reach(from, to) {
+            Err(miss) => miss,
+            Ok(()) if !self.rules.reachable(to, from) => Miss::Cut,
+            Ok(()) => Miss::Lost,
+        }
+    }
+
+    pub(super) fn rtt(&self, a: NodeId, b: NodeId) -> SimDuration {
+        self.rules.params(a, b).latency + self.rules.params(b, a).latency
+    }
+
+    /// Opens a connection: the SYN and its answer take a round trip. A SYN that finds no answer
+    /// is sent again after 1 s, 2 s, 4 s... (`TCP_TIMEOUT_INIT`), each time against the links as
+    /// they are then, until the application's connect timeout.
+    pub(super) fn connect(
+        &mut self,
+        now: SimTime,
+        from: NodeId,
+        to: NodeId,
+        pool: Pool,
+        rng: &mut SimRng,
+    ) -> Result<ChannelId, SendOutcome> {
+        let answered = self.syn_exchange(from, to, rng);
+        let rtt = self.rtt(from, to);
+        if answered.is_ok() && self.proc(to).state == ProcState::Down {
+            return Err(SendOutcome::ConnectFailed { at: now + rtt, reason: ConnectFailure::Refused });
+        }
+        self.next_channel += 1;
+        let id = ChannelId(self.next_channel);
+        let mut c = Channel::new(id, from, to, now + rtt);
+        c.pool = pool;
+        if answered.is_err() {
+            let due = now + tcp::SYN_RTO.min(self.connect_timeout);
+            c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due, attempts: 0 });
+        }
+        self.channels.insert(id, c);
+        self.current.insert((from, to, pool), id);
+        Ok(id)
+    }
+
+    /// A connect's SYN timer fired at `now`: send the SYN again, give up, or connect.
+    pub fn syn_retry(&mut self, now: SimTime, channel: ChannelId, rng: &mut SimRng) -> Handshake {
+        let Some(c) = self.channels.get(&channel) else { return Handshake::Idle };
+        let Some(syn) = c.syn.filter(|s| s.due == now) else { return Handshake::Idle };
+        let (from, to) = (c.client, c.server);
+        let failed = |me: &mut Self, at, reason| {
+            let segs = me.channels.get_mut(&channel).map(|c| c.streams[0].drain()).unwrap_or_default();
+            me.discard(channel);
+            Handshake::Failed { from, to, at, reason, segs }
+        };
+        if now.since(syn.started) >= self.connect_timeout {
+            // The application's connect timeout wins a tie with a SYN retransmission.
+            return failed(self, now, ConnectFailure::TimedOut);
+        }
+        let attempt = syn.attempts + 1;
+        if let Err(miss) = self.syn_exchange(from, to, rng) {
+            let deadline = syn.started + self.connect_timeout;
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            let rto = tcp::backed_off(syn.rto);
+            let next = (now + rto).min(deadline);
+            c.syn = Some(tcp::Syn { rto, due: next, attempts: attempt, ..syn });
+            return Handshake::Again { from, to, miss, attempt, next };
+        }
+        let connected = now + self.rtt(from, to);
+        if self.proc(to).state == ProcState::Down {
+            return failed(self, connected, ConnectFailure::Refused);
+        }
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        c.connected(connected);
+        let queued = c.streams[0].drain();
+        let (mut delivered, mut retransmit_at) = (Vec::new(), None);
+        for seg in queued {
+            match self.transmit(connected, channel, from, seg, rng) {
+                Tx::Arrives(at) => delivered.push((seg, at)),
+                Tx::Held { retransmit_at: Some(at), .. } => retransmit_at = Some(at),
+                Tx::Held { .. } => {}
+            }
+        }
+        Handshake::Connected { from, to, connected, delivered, retransmit_at }
+    }
+}

@@ -1,0 +1,186 @@
+//! Writing on a stream: a client's send finds or opens its channel, each segment is transmitted
+//! in order behind what the channel already carries, and a lost one is retransmitted on TCP's
+//! doubling timer until it gets through or the kernel's retry budget (`tcp_retries2`) runs out.
+
+use super::{tcp, Channel, Lease, NetCore, Pool, Retransmission, Seg, SendOutcome, Tx};
+use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::rng::SimRng;
+
+impl NetCore {
+    /// The first retransmission timeout on the link between `a` and `b`.
+    pub(super) fn rto(&self, a: NodeId, b: NodeId) -> SimDuration {
+        let (there, back) = (self.rules.params(a, b), self.rules.params(b, a));
+        tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+    }
+
+    /// A client write: reuses the client's channel to `to` or opens a new one.
+    pub fn send(&mut self, now: SimTime, from: NodeId, to: NodeId, seg: Seg, rng: &mut SimRng) -> SendOutcome {
+        self.send_how(now, from, to, seg, rng, Lease::Reuse)
+    }
+
+    /// `send`, choosing how the channel is found (see [`Lease`]).
+    pub fn send_how(
+        &mut self,
+        now: SimTime,
+        from: NodeId,
+        to: NodeId,
+        seg: Seg,
+        rng: &mut SimRng,
+        lease: Lease,
+    ) -> SendOutcome {
+        let pool = match lease {
+            Lease::Pooled(pool) => pool,
+            Lease::Reuse | Lease::Fresh => Pool::DEFAULT,
+        };
+        let existing = self.current.get(&(from, to, pool)).copied();
+        let usable = |c: &Channel| match lease {
+            Lease::Reuse => c.open_at_client,
+            Lease::Pooled(_) => c.open_at_client && c.syn.is_none(),
+            Lease::Fresh => false,
+        };
+        let (channel, opened) = match existing.filter(|id| usable(&self.channels[id])) {
+            Some(id) => (id, false),
+            None => match self.connect(now, from, to, pool, rng) {
+                Ok(id) => (id, true),
+                Err(outcome) => return outcome,
+            },
+        };
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        if let Some(syn) = c.syn {
+            // Connecting: the write waits in the socket until the handshake completes.
+            c.streams[0].backlog.push_back(seg);
+            return if opened {
+                let miss = self.syn_miss(from, to);
+                SendOutcome::Connecting { channel, miss, syn_at: syn.due }
+            } else {
+                SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None }
+            };
+        }
+        self.write(now, channel, from, seg, opened, rng)
+    }
+
+    /// A write on a known channel (a server's reply). Nothing if `from` already closed it.
+    pub fn send_on(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        from: NodeId,
+        seg: Seg,
+        rng: &mut SimRng,
+    ) -> SendOutcome {
+        match self.channels.get(&channel) {
+            Some(c) if c.is_open_at(from) => self.write(now, channel, from, seg, false, rng),
+            _ => SendOutcome::Closed,
+        }
+    }
+
+    pub(super) fn write(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        from: NodeId,
+        seg: Seg,
+        opened: bool,
+        rng: &mut SimRng,
+    ) -> SendOutcome {
+        let c = self.channels.get_mut(&channel).expect("channel exists");
+        c.touch(from, now);
+        // Written during the handshake, it leaves when the connection is up.
+        let depart = now.max(c.connected_at);
+        match self.transmit(depart, channel, from, seg, rng) {
+            Tx::Arrives(at) => SendOutcome::Deliver { channel, at, opened },
+            Tx::Held { miss, retransmit_at } => SendOutcome::Held { channel, opened, miss, retransmit_at },
+        }
+    }
+
+    /// Puts `seg` on `from`'s stream at `depart`: delivered in order, or held for retransmission.
+    pub(super) fn transmit(
+        &mut self,
+        depart: SimTime,
+        channel: ChannelId,
+        from: NodeId,
+        seg: Seg,
+        rng: &mut SimRng,
+    ) -> Tx {
+        let c = &self.channels[&channel];
+        let (to, dir) = (c.peer_of(from), c.end(from));
+        if !c.streams[dir].is_idle() {
+            // TCP delivers in order: behind a lost segment, everything waits.
+            self.channels.get_mut(&channel).expect("channel exists").streams[dir].backlog.push_back(seg);
+            return Tx::Held { miss: None, retransmit_at: None };
+        }
+        match self.attempt(from, to, rng) {
+            Ok(delay) => {
+                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                let at = (depart + delay).max(s.next_free);
+                s.next_free = at;
+                Tx::Arrives(at)
+            }
+            Err(miss) => {
+                let rto = self.rto(from, to);
+                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                s.backlog.push_back(seg);
+                Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
+            }
+        }
+    }
+
+    /// The retransmission timer of `channel`'s stream `dir` (0: client → server) fired at `now`.
+    pub fn retransmit(&mut self, now: SimTime, channel: ChannelId, dir: usize, rng: &mut SimRng) -> Retransmission {
+        let Some(c) = self.channels.get(&channel) else { return Retransmission::Idle };
+        let Some(retry) = c.streams[dir].retry.filter(|r| r.due == now) else { return Retransmission::Idle };
+        let (from, to) = if dir == 0 { (c.client, c.server) } else { (c.server, c.client) };
+        let orphan = !c.is_open_at(from);
+        let waited = now.since(retry.first_sent);
+        let budget = if orphan { tcp::ORPHAN_BUDGET } else { tcp::OPEN_BUDGET };
+        if waited >= budget {
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            let segs = c.streams[dir].drain();
+            c.set_closed(from);
+            self.forget_current(channel);
+            self.tidy(channel);
+            return Retransmission::GaveUp { from, to, segs, orphan, waited };
+        }
+        let attempt = retry.attempts + 1;
+        let verdict = self.attempt(from, to, rng);
+        let rto = self.rto(from, to);
+        let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+        let delay = match verdict {
+            Err(miss) => {
+                let head = *s.backlog.front().expect("a stalled stream has a head");
+                let r = s.retry.as_mut().expect("the stream is stalled");
+                r.attempts = attempt;
+                r.rto = tcp::backed_off(r.rto);
+                r.due = now + r.rto;
+                return Retransmission::Failed { from, to, head, miss, attempt, next: r.due };
+            }
+            Ok(delay) => delay,
+        };
+        s.retry = None;
+        let mut segs = Vec::with_capacity(s.backlog.len());
+        let mut next = Some(delay);
+        let mut again = None;
+        // The head got through; what waited behind it goes out now, each with its own luck.
+        while let Some(delay) = next {
+            let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+            let Some(seg) = s.backlog.pop_front() else { break };
+            let at = (now + delay).max(s.next_free);
+            s.next_free = at;
+            segs.push((seg, at));
+            if s.backlog.is_empty() {
+                break;
+            }
+            next = match self.attempt(from, to, rng) {
+                Ok(d) => Some(d),
+                Err(_) => {
+                    let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                    again = Some(s.stall(now, rto));
+                    None
+                }
+            };
+        }
+        self.tidy(channel);
+        Retransmission::Delivered { from, to, segs, attempt, waited, again }
+    }
+}
