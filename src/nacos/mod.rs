@@ -31,6 +31,7 @@ pub mod notes_distro;
 pub mod notes_grpc;
 pub mod notes_member;
 pub mod notes_ops;
+mod notes_timeline;
 pub mod push;
 pub mod subscriber;
 pub mod types;

@@ -13,6 +13,7 @@ mod lifecycle;
 mod limits;
 mod nacos;
 mod nacos_expect;
+mod nacos_instance;
 mod nacos_subscriber;
 #[cfg(test)]
 mod nacos_tests;

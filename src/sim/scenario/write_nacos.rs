@@ -86,7 +86,7 @@ pub fn tables(out: &mut String, n: &NacosSpecs) {
             if app.read_timeout != SimDuration(DEFAULT_READ_TIMEOUT) {
                 let _ = writeln!(out, "read_timeout = {}", d(app.read_timeout));
             }
-            if app.beat_threads != super::nacos::default_beat_threads(super::nacos::DEFAULT_CORES) {
+            if app.beat_threads != super::nacos_instance::default_beat_threads(super::nacos_instance::DEFAULT_CORES) {
                 let _ = writeln!(out, "beat_threads = {}", app.beat_threads);
             }
             if i.start != SimTime::ZERO {
