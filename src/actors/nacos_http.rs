@@ -68,10 +68,9 @@ impl<P> HttpClient<P> {
         // nothing to draw, so no randomness is consumed.
         let start = if n > 1 { self.env.net.with_rng(|r| r.index(n)) } else { 0 };
         let call = Call { purpose, msg, api: ReqApi::new(n, start) };
-        let api = call.msg.kind();
         let call = self.attempt(call, ctx)?;
         let failure = Failure::Http { status: 400, message: Arc::from("no server available") };
-        Some(Outcome::Failed { purpose: call.purpose, api, failure })
+        Some(Outcome::Failed { purpose: call.purpose, api: call.msg.kind(), failure })
     }
 
     /// Sends `call` to its next server; gives the call back when none is left.

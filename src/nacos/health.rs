@@ -42,11 +42,11 @@
 //! Within one millisecond, checks run before the cleaner, in client order; an operation handled
 //! before the checker wakes counts as before the tick (Java leaves both races open).
 
+use crate::nacos::due_index::DueIndex;
 use crate::nacos::naming::{Change, IpPortClient, NamingConfig, NamingServer, Published};
 use crate::nacos::types::{ClientKey, ServiceKey, DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_IP_DELETE_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::mutation::Mutation;
-use std::collections::BTreeSet;
 
 /// `ClientBeatCheckTaskV2`'s and `ExpiredClientCleaner`'s period, both hard-coded 5 s.
 pub const CHECK_PERIOD: u64 = DEFAULT_HEART_BEAT_INTERVAL;
@@ -72,8 +72,8 @@ impl ClientSched {
 
 /// The server-wide part: the two indexes, the cleaner's grid and the checker's alarm.
 pub(crate) struct Schedule {
-    checks: BTreeSet<(SimTime, ClientKey)>,
-    cleans: BTreeSet<(SimTime, ClientKey)>,
+    checks: DueIndex,
+    cleans: DueIndex,
     pub(crate) cleaner_grid: SimTime,
     armed: Option<SimTime>,
     /// Test-only planted bug, if any: `NacosUnhealthyAtTimeout` (the unhealthy checker compares
@@ -84,7 +84,7 @@ pub(crate) struct Schedule {
 
 impl Schedule {
     pub(crate) fn new(start: SimTime) -> Self {
-        let (checks, cleans) = (BTreeSet::new(), BTreeSet::new());
+        let (checks, cleans) = (DueIndex::default(), DueIndex::default());
         Schedule { checks, cleans, cleaner_grid: start, armed: None, planted: None }
     }
 
@@ -165,20 +165,15 @@ fn clean_threshold(client: &IpPortClient, config: &NamingConfig) -> i128 {
 }
 
 /// Puts a client's entry at `due` if that is earlier than where it is filed (or it is not filed).
-fn file(
-    index: &mut BTreeSet<(SimTime, ClientKey)>,
-    filed: &mut Option<SimTime>,
-    due: Option<SimTime>,
-    key: &ClientKey,
-) {
+fn file(index: &mut DueIndex, filed: &mut Option<SimTime>, due: Option<SimTime>, key: &ClientKey) {
     let Some(due) = due else { return };
     if filed.is_some_and(|f| f <= due) {
         return;
     }
     if let Some(old) = filed.take() {
-        index.remove(&(old, key.clone()));
+        index.remove(old, key);
     }
-    index.insert((due, key.clone()));
+    index.insert(due, key);
     *filed = Some(due);
 }
 
@@ -218,8 +213,7 @@ impl NamingServer {
         };
         let mut due_now = Vec::new();
         let mut refile = Vec::new();
-        while index.first().is_some_and(|(t, _)| *t <= now) {
-            let (_, key) = index.pop_first().expect("checked above");
+        while let Some(key) = index.pop_due(now) {
             let Some(client) = clients.get_mut(&key) else { continue };
             let s = &mut client.sched;
             let (filed, due) = match task {
@@ -315,8 +309,7 @@ impl NamingServer {
 
     /// The instant the checker must next wake, if any.
     pub fn next_wake(&self) -> Option<SimTime> {
-        let first = |s: &BTreeSet<(SimTime, ClientKey)>| s.first().map(|(t, _)| *t);
-        match (first(&self.schedule.checks), first(&self.schedule.cleans)) {
+        match (self.schedule.checks.first(), self.schedule.cleans.first()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

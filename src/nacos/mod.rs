@@ -22,6 +22,7 @@
 
 pub mod beat;
 pub mod cluster;
+mod due_index;
 pub mod grpc;
 pub mod health;
 pub mod http;

@@ -137,7 +137,6 @@ impl Kernel {
         outcome: SendOutcome,
         body: Body,
     ) -> MsgId {
-        let msg = body.kind();
         match outcome {
             SendOutcome::Deliver { channel, at, opened } => {
                 if opened {
@@ -155,6 +154,7 @@ impl Kernel {
                     self.push(at, Due::Retransmit { channel, dir });
                 }
                 if let (Some(miss), Some(retry_at)) = (miss, retransmit_at) {
+                    let msg = self.held[&id].body.kind();
                     let (from, to) = self.names(from, to);
                     let reason = DropReason::from(miss);
                     self.note(now, NetNote::Lost { channel, from, to, msg, reason, attempt: 0, retry_at });
@@ -172,7 +172,7 @@ impl Kernel {
                 let notice = Notice::SendFailed { msg: id, to, reason };
                 self.push(at, Due::Notice { to: from, epoch, notice });
                 let (f, t) = self.names(from, to);
-                self.note(now, NetNote::ConnectFailed { from: f, to: t, msg, reason });
+                self.note(now, NetNote::ConnectFailed { from: f, to: t, msg: body.kind(), reason });
             }
             SendOutcome::Closed => {}
         }
