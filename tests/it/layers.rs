@@ -23,31 +23,44 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every `crate::a::b` path in a file's code as (line, "a", "b"), including each item of a
-/// grouped `use crate::sim::{clock::SimTime, ids::NodeId}`. Comments are skipped: a doc link up
-/// to the code that reads a type is how the reader finds it, not a dependency.
+/// grouped `use crate::sim::{clock::{SimDuration, SimTime}, ids::NodeId}`, however rustfmt wraps
+/// it. Comments are skipped: a doc link up to the code that reads a type is how the reader finds
+/// it, not a dependency.
 fn crate_paths(text: &str) -> Vec<(usize, String, String)> {
+    let code: Vec<&str> =
+        text.lines().map(|line| if line.trim_start().starts_with("//") { "" } else { line }).collect();
+    let code = code.join("\n");
+    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
     let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("//") {
-            continue;
+    for (at, _) in code.match_indices("crate::") {
+        let line = code[..at].matches('\n').count() + 1;
+        let rest = &code[at + "crate::".len()..];
+        let top = ident(rest);
+        let after = &rest[top.len()..];
+        let mut seconds = Vec::new();
+        if let Some(group) = after.strip_prefix("::{") {
+            // Each item at the group's own depth names a module: `clock` in `clock::{A, B}`.
+            let (mut depth, mut item_start) = (0, true);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && !c.is_whitespace() => {
+                        seconds.push(ident(&group[i..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some(path) = after.strip_prefix("::") {
+            seconds.push(ident(path));
+        } else {
+            seconds.push(String::new());
         }
-        let mut rest = line;
-        while let Some(at) = rest.find("crate::") {
-            rest = &rest[at + "crate::".len()..];
-            let top: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            let after = &rest[top.len()..];
-            let mut seconds = Vec::new();
-            if let Some(inner) = after.strip_prefix("::{") {
-                let group = &inner[..inner.find('}').unwrap_or(inner.len())];
-                seconds.extend(group.split(',').map(|s| s.trim().split("::").next().unwrap_or("").to_string()));
-            } else if let Some(inner) = after.strip_prefix("::") {
-                seconds.push(inner.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect());
-            } else {
-                seconds.push(String::new());
-            }
-            for second in seconds {
-                found.push((n + 1, top.clone(), second));
-            }
+        for second in seconds {
+            found.push((line, top.clone(), second));
         }
     }
     found
@@ -99,8 +112,9 @@ fn ground_types_use_nothing_above_them() {
 #[test]
 fn the_scanner_sees_grouped_and_nested_paths() {
     let paths = crate_paths(
-        "use crate::sim::{clock::SimTime, ids::NodeId};\n/// [`crate::cli`]\nlet x = crate::view::report(1);",
+        "use crate::sim::{clock::SimTime, ids::NodeId};\n/// [`crate::cli`]\nlet x = crate::view::report(1);\n\
+         use crate::sim::{\n    clock::{SimDuration, SimTime},\n    observe::Obs,\n};",
     );
     let got: Vec<_> = paths.iter().map(|(l, a, b)| format!("{l}:{a}::{b}")).collect();
-    assert_eq!(got, ["1:sim::clock", "1:sim::ids", "3:view::report"]);
+    assert_eq!(got, ["1:sim::clock", "1:sim::ids", "3:view::report", "4:sim::clock", "4:sim::observe"]);
 }
