@@ -19,7 +19,7 @@ use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::DataVersion;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};

@@ -6,7 +6,7 @@
 use crate::actors::network::{Net, Sent, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId};
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use crate::sim::notes::What;
 use crate::sim::observe::Obs;
 use crate::sim::packet::Body;

@@ -123,7 +123,7 @@ impl GrpcConnections {
 
     /// `transportTerminated`: the TCP connection of a registered connection closed.
     fn on_closed(&mut self, channel: ChannelId) -> Option<Handled> {
-        if self.core.borrow().planted() == Some(crate::sim::invariants::Mutation::GrpcIgnoresTransportTerminated) {
+        if self.core.borrow().planted() == Some(crate::sim::mutation::Mutation::GrpcIgnoresTransportTerminated) {
             return None; // the planted bug: only the ejector will find the connection gone
         }
         let conn = self.table.on_channel(channel)?.clone();

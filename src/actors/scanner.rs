@@ -10,7 +10,7 @@ use crate::actors::env::{Env, Stop};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::invariants::Mutation;
+use crate::sim::mutation::Mutation;
 use actix::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;

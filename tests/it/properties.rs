@@ -10,7 +10,8 @@
 
 use proptest::prelude::*;
 use routesim::sim::explore::{check, explore, gen, gen_nacos, save, ExploreOptions, Model, Shard};
-use routesim::sim::invariants::{Invariant, Mutation};
+use routesim::sim::invariants::Invariant;
+use routesim::sim::mutation::Mutation;
 use routesim::sim::runner::{run, RunOptions};
 use routesim::sim::scenario::{load, parse, to_toml, Scenario};
 use std::path::Path;

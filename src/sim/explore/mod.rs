@@ -10,7 +10,8 @@ pub mod gen_nacos;
 mod operator;
 mod producers;
 
-use crate::sim::invariants::{Mutation, Violation};
+use crate::sim::invariants::Violation;
+use crate::sim::mutation::Mutation;
 use crate::sim::runner::{run, RunOptions};
 use crate::sim::scenario::{to_toml, Scenario};
 use proptest::prelude::{prop_oneof, BoxedStrategy, Strategy};

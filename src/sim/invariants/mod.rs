@@ -27,7 +27,6 @@ mod tests_convergence;
 mod tests_sends;
 
 use crate::sim::clock::SimTime;
-pub use crate::sim::mutation::Mutation;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};
 pub use distro::settle as distro_settle;
 pub use sends::AttemptSeen;
