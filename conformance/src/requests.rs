@@ -26,10 +26,10 @@ fn data_version(v: &DataVersion) -> Value {
 /// only expiry clock a broker can set on the name server, which is how expiry is sped up.
 pub fn register(r: &RegisterBrokerRequest, timeout_ms: u64) -> Req {
     let mut fields = vec![
-        ("brokerName", r.broker_name.clone()),
-        ("brokerAddr", r.broker_addr.clone()),
-        ("clusterName", r.cluster_name.clone()),
-        ("haServerAddr", r.ha_server_addr.clone()),
+        ("brokerName", r.broker_name.to_string()),
+        ("brokerAddr", r.broker_addr.to_string()),
+        ("clusterName", r.cluster_name.to_string()),
+        ("haServerAddr", r.ha_server_addr.to_string()),
         ("brokerId", r.broker_id.to_string()),
         ("heartbeatTimeoutMillis", timeout_ms.to_string()),
         ("compressed", "false".into()),

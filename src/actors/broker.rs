@@ -89,7 +89,7 @@ pub struct Broker {
     shutdown: Option<usize>,
     /// The last DataVersion a registration note showed, as text: the periodic registration
     /// repeats one version for hours, and formatting it each time cost more than sending it.
-    version_text: Option<(DataVersion, String)>,
+    version_text: Option<(DataVersion, Arc<str>)>,
 }
 
 impl Broker {
@@ -136,7 +136,7 @@ impl Broker {
             self.version_text(request.topic_config_wrapper.as_ref().map(|w| w.data_version).unwrap_or_default());
         self.env.record(RmqNote::RegisterSent {
             reason: job.reason,
-            namesrvs: self.remoting.namesrvs().iter().map(|(n, _)| n.clone()).collect(),
+            namesrvs: Arc::clone(self.remoting.names()),
             topics,
             version,
             id: request.broker_id,
@@ -151,10 +151,10 @@ impl Broker {
         }
     }
 
-    fn version_text(&mut self, version: DataVersion) -> String {
+    fn version_text(&mut self, version: DataVersion) -> Arc<str> {
         match &self.version_text {
             Some((shown, text)) if *shown == version => text.clone(),
-            _ => self.version_text.insert((version, version.to_string())).1.clone(),
+            _ => self.version_text.insert((version, version.to_string().into())).1.clone(),
         }
     }
 

@@ -25,6 +25,7 @@ use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
 use std::fmt;
+use std::sync::Arc;
 
 /// How a request failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +74,8 @@ pub struct RequestTimeouts;
 pub struct Remoting<P> {
     env: Env,
     namesrvs: Vec<(String, NodeId)>,
+    /// The same names, shared by every note that lists them (a broker's registration, every 30 s).
+    names: Arc<[String]>,
     chooser: NamesrvChooser,
     /// A handful at most (one per name server being registered with, one poll), in send order.
     pending: Vec<(MsgId, Pending<P>)>,
@@ -85,11 +88,17 @@ impl<P> Remoting<P> {
     /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
-        Remoting { env, namesrvs, chooser, pending: Vec::new(), alarm: None }
+        let names = namesrvs.iter().map(|(n, _)| n.clone()).collect();
+        Remoting { env, namesrvs, names, chooser, pending: Vec::new(), alarm: None }
     }
 
     pub fn namesrvs(&self) -> &[(String, NodeId)] {
         &self.namesrvs
+    }
+
+    /// The name servers' names, in order, as one shared list.
+    pub fn names(&self) -> &Arc<[String]> {
+        &self.names
     }
 
     pub fn name(&self, namesrv: usize) -> &str {

@@ -120,6 +120,17 @@ pub struct BrokerCore {
     data_version: DataVersion,
     /// The last full wrapper, shared by every name server's request until the topics change.
     wrapper: Arc<TopicConfigWrapper>,
+    /// The names every request carries, made once: a process keeps its cluster, name and
+    /// address for life (a restart builds a new core), and each request shares them.
+    names: RequestNames,
+}
+
+#[derive(Debug, Clone)]
+struct RequestNames {
+    cluster: Arc<str>,
+    addr: Arc<str>,
+    broker_name: Arc<str>,
+    ha_server_addr: Arc<str>,
 }
 
 impl BrokerCore {
@@ -137,7 +148,13 @@ impl BrokerCore {
         let topics = Arc::new(TopicTable::build(builtin, topics.into()));
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
-        BrokerCore { config, topics, data_version, wrapper }
+        let names = RequestNames {
+            cluster: config.cluster.as_str().into(),
+            addr: config.addr.as_str().into(),
+            broker_name: config.broker_name.as_str().into(),
+            ha_server_addr: config.ha_server_addr().into(),
+        };
+        BrokerCore { config, topics, data_version, wrapper, names }
     }
 
     pub fn data_version(&self) -> DataVersion {
@@ -162,11 +179,11 @@ impl BrokerCore {
     fn request(&self, wrapper: Arc<TopicConfigWrapper>) -> RegisterBrokerRequest {
         let c = &self.config;
         RegisterBrokerRequest {
-            cluster_name: c.cluster.clone(),
-            broker_addr: c.addr.clone(),
-            broker_name: c.broker_name.clone(),
+            cluster_name: Arc::clone(&self.names.cluster),
+            broker_addr: Arc::clone(&self.names.addr),
+            broker_name: Arc::clone(&self.names.broker_name),
             broker_id: c.broker_id,
-            ha_server_addr: c.ha_server_addr(),
+            ha_server_addr: Arc::clone(&self.names.ha_server_addr),
             zone_name: None,
             // `doRegisterBrokerAll`: brokerNotActiveTimeoutMillis in acting-master mode, else null.
             heartbeat_timeout_millis: c.enable_acting_master.then_some(c.not_active_timeout),

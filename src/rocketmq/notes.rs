@@ -8,6 +8,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// Why a broker sent a full or incremental registration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,9 +41,10 @@ pub enum RmqNote {
     // ---- broker ----
     RegisterSent {
         reason: RegisterReason,
-        namesrvs: Vec<String>,
+        /// Shared with the broker, which sends the same list and version every 30 s.
+        namesrvs: Arc<[String]>,
         topics: usize,
-        version: String,
+        version: Arc<str>,
         id: u64,
     },
     HeartbeatSent {
@@ -218,9 +220,10 @@ pub enum RmqNote {
 pub struct Registration {
     /// `brokerName[id]@addr`, for reading.
     pub broker: String,
-    pub cluster: String,
-    pub addr: String,
-    pub broker_name: String,
+    /// Shared with the request (see [`RegisterBrokerRequest`](super::types::RegisterBrokerRequest)).
+    pub cluster: Arc<str>,
+    pub addr: Arc<str>,
+    pub broker_name: Arc<str>,
     pub id: u64,
     pub channel: ChannelId,
     pub first: bool,

@@ -274,11 +274,14 @@ pub struct TopicRouteData {
 /// `RegisterBrokerRequestHeader` plus its body, as `registerBroker` receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterBrokerRequest {
-    pub cluster_name: String,
-    pub broker_addr: String,
-    pub broker_name: String,
+    // The names are shared (`Arc<str>`): a broker sends the same four every 30 s to every name
+    // server, and the route table's note of each registration keeps them; a `String` each was
+    // four allocations per request and four more per note.
+    pub cluster_name: Arc<str>,
+    pub broker_addr: Arc<str>,
+    pub broker_name: Arc<str>,
     pub broker_id: u64,
-    pub ha_server_addr: String,
+    pub ha_server_addr: Arc<str>,
     pub zone_name: Option<String>,
     /// `heartbeatTimeoutMillis`: 10 s from acting-master brokers, absent (120 s) otherwise.
     pub heartbeat_timeout_millis: Option<SimDuration>,

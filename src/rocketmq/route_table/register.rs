@@ -64,7 +64,7 @@ impl RouteInfoManager {
                 &req.broker_name,
                 &self.broker_addr_table.at(g).broker_addrs,
                 None,
-                Some(req.ha_server_addr.clone()),
+                Some(req.ha_server_addr.to_string()),
             );
         }
         out
@@ -77,12 +77,12 @@ impl RouteInfoManager {
     /// Steps 1–3; returns whether step 2 created the group (`registerFirst`), and the group's
     /// position in `brokerAddrTable`.
     fn join_group(&mut self, req: &RegisterBrokerRequest) -> (bool, usize) {
-        let name = &req.broker_name;
-        let mut changed = match self.cluster_addr_table.get_mut(&req.cluster_name) {
-            Some(names) => !names.contains(name) && names.insert(name.clone()),
+        let name: &str = &req.broker_name;
+        let mut changed = match self.cluster_addr_table.get_mut(&*req.cluster_name) {
+            Some(names) => !names.contains(name) && names.insert(name.to_string()),
             None => {
-                let names = [name.clone()].into_iter().collect();
-                self.cluster_addr_table.insert(req.cluster_name.clone(), names);
+                let names = [name.to_string()].into_iter().collect();
+                self.cluster_addr_table.insert(req.cluster_name.to_string(), names);
                 true
             }
         };
@@ -90,14 +90,14 @@ impl RouteInfoManager {
             Some(g) => (false, g),
             None => {
                 let group = BrokerData::new(&req.cluster_name, name);
-                self.broker_addr_table.insert(name.clone(), Arc::new(group));
+                self.broker_addr_table.insert(name.to_string(), Arc::new(group));
                 (true, self.broker_addr_table.len() - 1)
             }
         };
         let group = self.broker_addr_table.at_mut(g);
-        if group.cluster != req.cluster_name {
+        if *group.cluster != *req.cluster_name {
             // The group keeps the cluster it was created with (#3991/#1450).
-            self.cross_cluster_names.insert(name.clone());
+            self.cross_cluster_names.insert(name.to_string());
         }
         // Step 3: the group-level flag and zone follow the *last* registrant, whoever it is.
         // `!isOldVersionBroker && enableActingMaster`: an old broker clears the flag.
@@ -120,13 +120,13 @@ impl RouteInfoManager {
     fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest, g: usize) -> Vec<(u64, String)> {
         let group = self.broker_addr_table.at_mut(g);
         // Almost every registration finds nothing to drop: look before copying the group.
-        if !group.broker_addrs.iter().any(|(&id, addr)| *addr == req.broker_addr && id != req.broker_id) {
+        if !group.broker_addrs.iter().any(|(&id, addr)| **addr == *req.broker_addr && id != req.broker_id) {
             return Vec::new();
         }
         let group = Arc::make_mut(group);
         let mut switched = Vec::new();
         group.broker_addrs.retain(|&id, addr| {
-            let drop = *addr == req.broker_addr && id != req.broker_id;
+            let drop = **addr == *req.broker_addr && id != req.broker_id;
             if drop {
                 switched.push((id, addr.clone()));
             }
@@ -142,7 +142,7 @@ impl RouteInfoManager {
     /// `stateVersion`: the newcomer is stale. Strictly greater — equal versions let it through.
     fn check_conflict(&mut self, req: &RegisterBrokerRequest, g: usize) -> Option<RegisterStop> {
         let old_addr = self.broker_addr_table.at(g).broker_addrs.get(&req.broker_id)?;
-        if *old_addr == req.broker_addr {
+        if **old_addr == *req.broker_addr {
             return None;
         }
         let old_key = BrokerAddrRef::new(&req.cluster_name, old_addr);
@@ -178,9 +178,9 @@ impl RouteInfoManager {
         let group = self.broker_addr_table.at_mut(g);
         // Only a new or different address is written, so a refresh copies nothing.
         let old = group.broker_addrs.get(&req.broker_id).cloned();
-        let changed = old.as_deref() != Some(req.broker_addr.as_str());
+        let changed = old.as_deref() != Some(&*req.broker_addr);
         if changed {
-            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr.clone());
+            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr.to_string());
         }
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
@@ -224,14 +224,14 @@ impl RouteInfoManager {
                 heartbeat_timeout_millis: timeout,
                 data_version,
                 channel,
-                ha_server_addr: req.ha_server_addr.clone(),
+                ha_server_addr: req.ha_server_addr.to_string(),
             };
             self.broker_live_table.insert(key.to_owned(), info);
             self.bump();
             return None;
         };
         let previous = prev.channel;
-        let new_ha_addr = prev.ha_server_addr != req.ha_server_addr;
+        let new_ha_addr = *prev.ha_server_addr != *req.ha_server_addr;
         let visible_change = prev.heartbeat_timeout_millis != timeout
             || prev.data_version != data_version
             || prev.channel != channel
@@ -241,7 +241,7 @@ impl RouteInfoManager {
         prev.data_version = data_version;
         prev.channel = channel;
         if new_ha_addr {
-            prev.ha_server_addr.clone_from(&req.ha_server_addr);
+            prev.ha_server_addr = req.ha_server_addr.to_string();
         }
         if visible_change {
             self.bump();

@@ -44,11 +44,11 @@ pub fn body(version: DataVersion, topics: &[&str]) -> Arc<TopicConfigWrapper> {
 /// servers; its HA address is its address with port + 1.
 pub fn broker(name: &str, id: u64, addr: &str, body: &Arc<TopicConfigWrapper>) -> RegisterBrokerRequest {
     RegisterBrokerRequest {
-        cluster_name: CLUSTER.to_string(),
-        broker_addr: addr.to_string(),
-        broker_name: name.to_string(),
+        cluster_name: CLUSTER.into(),
+        broker_addr: addr.into(),
+        broker_name: name.into(),
         broker_id: id,
-        ha_server_addr: format!("ha-of-{addr}"),
+        ha_server_addr: format!("ha-of-{addr}").into(),
         zone_name: None,
         heartbeat_timeout_millis: None,
         enable_acting_master: Some(false),

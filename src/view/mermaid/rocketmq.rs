@@ -11,7 +11,7 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNot
     let owner = process(a);
     match n {
         RmqNote::RegisterSent { reason, namesrvs, .. } => {
-            for ns in namesrvs {
+            for ns in namesrvs.iter() {
                 if *reason == RegisterReason::Periodic {
                     d.routine_sent(a, ns, t, "REGISTER_BROKER (periodic)");
                 } else {

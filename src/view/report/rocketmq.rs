@@ -19,7 +19,7 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
             let broker = broker_label(s, cluster, addr);
             let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
             b.open_bar(row, t, "present", format!("{broker} in {ns}'s brokerLiveTable"));
-            b.last_reg.insert((ns.clone(), addr.clone()), (t, *timeout));
+            b.last_reg.insert((ns.clone(), addr.to_string()), (t, *timeout));
             for topic in topics_updated.iter().filter(|t| user_topic(t)) {
                 let row = b.row(&format!("{ns} · {topic} · {broker_name}"), "route", &ns);
                 b.open_bar(row, t, "route", format!("{broker_name} serves {topic} at {ns}"));
