@@ -297,13 +297,34 @@ struct Args {
     row: bool,
 }
 
+const USAGE: &str = "\
+usage: cargo bench --bench scale -- [CASE] [--scale K] [--hours H] [--runs N]
+       cargo bench --bench scale -- scaling [--hours H]
+
+CASE      run only the cases whose name contains it: rocketmq, nacos, distro, producers
+--scale K multiply the fleet by K (Nacos stops at 2)      [default: 1]
+--hours H virtual hours per run                          [default: 1]
+--runs N  repetitions; best and median are reported      [default: 3]
+scaling   the RocketMQ case at 1x, 2x, 4x and 8x, one child process each, with peak RSS";
+
+/// A bad argument: what was wrong and how to call it, exit 2.
+fn usage_error(what: &str) -> ! {
+    eprintln!("error: {what}\n\n{USAGE}");
+    std::process::exit(2);
+}
+
 impl Args {
     fn parse() -> Args {
         let mut args = Args { filter: None, scale: 1, hours: 1, runs: 3, scaling: false, row: false };
         let mut it = std::env::args().skip(1);
         let number = |flag: &str, v: Option<String>| -> u64 {
-            let v = v.unwrap_or_else(|| panic!("{flag} needs a number"));
-            v.parse().unwrap_or_else(|_| panic!("{flag} takes a positive whole number, not {v:?}"))
+            match v.as_deref().map(str::parse::<u64>) {
+                Some(Ok(n)) => n,
+                _ => usage_error(&format!(
+                    "{flag} takes a positive whole number, not {}",
+                    v.as_deref().unwrap_or("nothing")
+                )),
+            }
         };
         while let Some(a) = it.next() {
             match a.as_str() {
@@ -312,6 +333,10 @@ impl Args {
                 "--runs" => args.runs = number("--runs", it.next()).max(1) as usize,
                 "--row" => args.row = true,
                 "scaling" => args.scaling = true,
+                "-h" | "--help" => {
+                    println!("{USAGE}");
+                    std::process::exit(0);
+                }
                 // `cargo bench` passes `--bench`; other harness flags mean nothing here.
                 flag if flag.starts_with('-') => {}
                 name => args.filter = Some(name.to_string()),
