@@ -113,6 +113,25 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
         self.map.values_mut()
     }
 
+    /// Keeps the entries `keep` says yes to, asking in key order (as `BTreeMap::retain` would):
+    /// for a pass whose decisions depend on what it saw before.
+    pub fn retain_sorted(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        let mut order: Vec<usize> = (0..self.map.len()).collect();
+        let map = &self.map;
+        order.sort_unstable_by(|&a, &b| map.get_index(a).map(|e| e.0).cmp(&map.get_index(b).map(|e| e.0)));
+        let mut kept = vec![true; self.map.len()];
+        for i in order {
+            let (k, v) = self.map.get_index_mut(i).expect("an index below the length");
+            kept[i] = keep(k, v);
+        }
+        // `retain` visits in storage order, the order of the indices above.
+        let mut i = 0;
+        self.map.retain(|_, _| {
+            i += 1;
+            kept[i - 1]
+        });
+    }
+
     /// The keys, cloned, in sorted order: for a pass that must edit the map as it goes.
     pub fn sorted_keys(&self) -> Vec<K>
     where
@@ -289,6 +308,27 @@ mod tests {
             format!("{map:?}"),
             r#"{"broker-0": 0, "broker-a": 8, "broker-c": 8, "broker-d": 8, "broker-e": 8}"#
         );
+    }
+
+    #[test]
+    fn retain_sorted_asks_in_key_order_and_drops_what_it_is_told_to() {
+        let mut map: KeyedMap<String, u32> =
+            ["t3", "t1", "t5", "t2", "t4"].into_iter().enumerate().map(|(i, k)| (k.to_string(), i as u32)).collect();
+        map.remove("t5");
+        let mut asked = Vec::new();
+        // A pass that stops changing things after its first odd value, as the unregister
+        // cleanup's abort does: only key order makes its outcome well defined.
+        let mut stopped = false;
+        map.retain_sorted(|k, v| {
+            asked.push(k.clone());
+            *v += 10;
+            let keep = stopped || *v % 2 == 0;
+            stopped |= *v % 2 == 1;
+            keep
+        });
+        assert_eq!(asked, ["t1", "t2", "t3", "t4"]);
+        let left: Vec<(&String, &u32)> = map.iter().collect();
+        assert_eq!(left, [(&"t2".to_string(), &13), (&"t3".to_string(), &10), (&"t4".to_string(), &14)]);
     }
 
     #[test]

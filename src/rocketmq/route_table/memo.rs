@@ -31,7 +31,6 @@
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, TopicConfigWrapper};
 use crate::sim::keyed::KeyedMap;
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What one full pass established for one live entry.
@@ -118,7 +117,7 @@ impl TopicMemo {
 
     /// Self-check for property tests: every record whose stamp is current must really find a
     /// QueueData for its brokerName in every topic of its wrapper.
-    pub(super) fn violations(&self, topic_queue_table: &BTreeMap<String, super::QueueTable>) -> Vec<String> {
+    pub(super) fn violations(&self, topic_queue_table: &KeyedMap<String, super::QueueTable>) -> Vec<String> {
         let mut out = Vec::new();
         for (key, v) in &self.verified {
             if v.stamp != self.stamp(&v.broker_name) {

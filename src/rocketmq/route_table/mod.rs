@@ -103,9 +103,10 @@ pub struct NamesrvConfig {
 
 /// The name server's route table: `RouteInfoManager` without its lock, thread or RPC client.
 ///
-/// The five `*_table` fields are the Java tables, key for key. The three that every registration
-/// looks up by name are [`KeyedMap`]s, and the cluster sets it adds its name to are
-/// [`KeyedSet`]s: hashed lookups, iterated in key order like the `BTreeMap`s beside them.
+/// The five `*_table` fields are the Java tables, key for key. The four that registrations look
+/// up by name are [`KeyedMap`]s (a master's first registration looks up each of its topics
+/// three times), and the cluster sets it adds its name to are [`KeyedSet`]s: hashed lookups,
+/// iterated in key order like the `BTreeMap` beside them.
 /// Everything else is bookkeeping
 /// *beside* them that no Java code reads: the observer revision, the topic-loop memo and the
 /// record of cross-cluster names (used only to classify consistency findings).
@@ -113,7 +114,7 @@ pub struct NamesrvConfig {
 pub struct RouteInfoManager {
     config: NamesrvConfig,
     /// topic -> brokerName -> QueueData (a row keyed by each QueueData's own name: `queues.rs`).
-    topic_queue_table: BTreeMap<String, QueueTable>,
+    topic_queue_table: KeyedMap<String, QueueTable>,
     /// brokerName -> BrokerData (the group's id -> address map).
     broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
     /// clusterName -> brokerNames (a hashed set: every registration asks whether its name is in).
@@ -137,7 +138,7 @@ impl RouteInfoManager {
     pub fn new(config: NamesrvConfig) -> Self {
         RouteInfoManager {
             config,
-            topic_queue_table: BTreeMap::new(),
+            topic_queue_table: KeyedMap::new(),
             broker_addr_table: KeyedMap::new(),
             cluster_addr_table: BTreeMap::new(),
             broker_live_table: KeyedMap::new(),
@@ -153,7 +154,7 @@ impl RouteInfoManager {
         &self.config
     }
 
-    pub fn topic_queue_table(&self) -> &BTreeMap<String, QueueTable> {
+    pub fn topic_queue_table(&self) -> &KeyedMap<String, QueueTable> {
         &self.topic_queue_table
     }
 

@@ -63,7 +63,8 @@ impl RouteInfoManager {
     fn set_perm_of_broker(&mut self, broker_name: &str, new_perm: impl Fn(u32) -> u32) -> usize {
         let mut count = 0;
         let mut changed = false;
-        for by_broker in self.topic_queue_table.values_mut() {
+        // Each topic's edit stands alone: the order they are made in is never seen.
+        for by_broker in self.topic_queue_table.values_mut_unordered() {
             if let Some(queue_data) = by_broker.get_mut(broker_name) {
                 let updated = new_perm(queue_data.perm);
                 if updated != queue_data.perm {

@@ -187,7 +187,7 @@ fn visible(m: &RouteInfoManager) -> Visible {
         .iter()
         .map(|(k, l)| (k.clone(), (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
     Visible {
-        topics: m.topic_queue_table().clone(),
+        topics: m.topic_queue_table().to_btree(),
         groups: m.broker_addr_table().to_btree(),
         clusters: m.cluster_addr_table().iter().map(|(c, names)| (c.clone(), names.to_btree())).collect(),
         live: live.collect(),

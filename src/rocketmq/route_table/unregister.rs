@@ -137,7 +137,7 @@ impl RouteInfoManager {
         let groups = &self.broker_addr_table;
         let memo = &mut self.memo;
         let revision = &mut self.revision;
-        self.topic_queue_table.retain(|topic, by_broker| {
+        self.topic_queue_table.retain_sorted(|topic, by_broker| {
             if report.aborted.is_some() {
                 return true;
             }

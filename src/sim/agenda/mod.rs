@@ -47,6 +47,11 @@ pub struct Agenda<E> {
     free: Vec<u32>,
     /// Instants outside the ring.
     far: BTreeMap<SimTime, VecDeque<E>>,
+    /// No instant in `far` at or after `base` is earlier than this (`u64::MAX`: there is none).
+    /// A lower bound, not always the earliest (taking an entry out of the tree leaves it be): it
+    /// lets the ring turn without searching the tree every time, which a busy run does at
+    /// nearly every instant while the tree holds the odd far timer.
+    far_horizon: u64,
     /// The earliest instant with an entry, kept up to date: the driver asks for it before every
     /// entry it takes out.
     first: Option<SimTime>,
@@ -73,6 +78,7 @@ impl<E> Default for Agenda<E> {
             buckets: Vec::new(),
             free: Vec::new(),
             far: BTreeMap::new(),
+            far_horizon: u64::MAX,
             first: None,
             len: 0,
         }
@@ -86,6 +92,9 @@ impl<E> Agenda<E> {
             self.first = Some(at);
         }
         if !self.in_ring(at) {
+            if at.0 >= self.base {
+                self.far_horizon = self.far_horizon.min(at.0);
+            }
             self.far.entry(at).or_default().push_back(entry);
             return;
         }
@@ -190,9 +199,17 @@ impl<E> Agenda<E> {
             return;
         }
         self.base = at.0;
+        if self.far_horizon >= self.base + SLOTS as u64 {
+            return;
+        }
         // An instant in the past stays in the tree, where `next_time` still finds it first.
-        while let Some(t) = self.far.range(SimTime(self.base)..).next().map(|(t, _)| *t) {
+        loop {
+            let Some(t) = self.far.range(SimTime(self.base)..).next().map(|(t, _)| *t) else {
+                self.far_horizon = u64::MAX;
+                break;
+            };
             if !self.in_ring(t) {
+                self.far_horizon = t.0;
                 break;
             }
             let bucket = self.far.remove(&t).expect("just found");
