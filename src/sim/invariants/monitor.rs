@@ -5,8 +5,9 @@
 //! heartbeat delivered to a name server (and every beat or registration delivered to a Nacos
 //! naming server), and about every process start, stop, hang and resume. It never trusts a
 //! server's own timestamps, so a table that forgets a refresh (or a scanner that compares with
-//! `<=`) shows up as a difference. The Nacos checks live in [`super::nacos`]; this file feeds
-//! them and keeps the fault bookkeeping both families share.
+//! `<=`) shows up as a difference. The Nacos checks live in [`super::nacos`], the name-server
+//! checks in `monitor/namesrv.rs`; this file feeds them and keeps the fault bookkeeping both
+//! families share.
 
 use super::derive::{self, Configs, Expected};
 use super::nacos::{NacosWatch, Quiet};
@@ -22,6 +23,8 @@ use crate::sim::scenario::{Action, Scenario};
 use crate::sim::trace::TraceEvent;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
+
+mod namesrv;
 
 /// How long after the last fault the convergence check waits for the cluster to settle: the
 /// worst expiry (120 s + one scan), two register periods (the first registration after a heal
@@ -288,52 +291,6 @@ impl Monitor {
         }
     }
 
-    /// `NoFalseExpiry`: the scan may expire an entry only when nothing arrived from the broker
-    /// for longer than the timeout its config gives it (whatever timeout the scan reports).
-    fn check_expiry(
-        &mut self,
-        now: SimTime,
-        actor: &str,
-        cluster: &str,
-        addr: &str,
-        reported: SimDuration,
-    ) -> Option<Violation> {
-        let ns = crate::sim::trace::process_of(actor).to_string();
-        let (broker, timeout) = self.brokers_by_addr.get(&BrokerAddrInfo::new(cluster, addr))?.clone();
-        let arrived = self.arrivals.get(&ns)?.get(&broker)?;
-        // The scan runs on its own thread, the registration on a Netty worker: one arriving in
-        // the very millisecond of the scan may be processed after it, in Java as here. So the
-        // scan answers for the arrivals *before* its instant only.
-        let last = if arrived.last == now { arrived.before? } else { arrived.last };
-        if now.since(last) > timeout {
-            return None;
-        }
-        let used = if reported == timeout { String::new() } else { format!(" (the scan used {reported})") };
-        let detail = format!(
-            "{ns} expired {broker} ({cluster}/{addr}) at {now}, but a registration or heartbeat from it arrived at {last}, {} ago, within its {timeout} timeout{used}",
-            now.since(last),
-        );
-        self.violate(Invariant::NoFalseExpiry, now, detail)
-    }
-
-    fn check_consistency(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
-        let mut out = Vec::new();
-        for ns in self.namesrvs.keys().cloned().collect::<Vec<_>>() {
-            let revision = world.namesrv_revision(&ns);
-            if self.revisions.get(&ns) == Some(&revision) {
-                continue;
-            }
-            self.revisions.insert(ns.clone(), revision);
-            let Some(table) = world.namesrv(&ns) else { continue };
-            let problems = table.borrow().check_consistency();
-            if !problems.is_empty() {
-                let detail = format!("{ns}: {}", problems.join("; "));
-                out.extend(self.violate(Invariant::ConsistentTables, now, detail));
-            }
-        }
-        out
-    }
-
     /// Called when virtual time reaches `now`: every earlier instant is complete.
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
         let mut out = self.check_bounded_expiry(now, world);
@@ -370,57 +327,6 @@ impl Monitor {
         let hung = self.state.values().any(|s| *s == ProcState::Hung);
         let whole = self.cuts.is_empty() && self.lossy.is_empty() && self.slow.is_empty();
         (whole && !hung && self.scenario.network.loss == 0.0).then_some(self.last_fault)
-    }
-
-    /// `BoundedExpiry` for RocketMQ name servers.
-    fn check_bounded_expiry(&mut self, now: SimTime, world: &World) -> Vec<Violation> {
-        if !self.enabled.contains(&Invariant::BoundedExpiry) {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for (ns, facts) in &self.namesrvs {
-            if self.state.get(ns) != Some(&ProcState::Running) {
-                continue;
-            }
-            let Some(table) = world.namesrv(ns) else { continue };
-            let table = table.borrow();
-            let started = self.ns_started.get(ns).copied().unwrap_or_default();
-            let resumed = self.ns_resumed.get(ns).copied().unwrap_or_default();
-            let Some(arrivals) = self.arrivals.get(ns) else { continue };
-            let revision = world.namesrv_revision(ns);
-            if self.horizons.get(ns).is_some_and(|h| h.revision == revision && now <= h.until) {
-                continue;
-            }
-            let mut until = SimTime(u64::MAX);
-            for (key, live) in table.broker_live_table() {
-                let Some(&(ref broker, timeout)) = self.brokers_by_addr.get(key) else { continue };
-                let Some(&Arrived { last, .. }) = arrivals.get(broker) else { continue };
-                let first_scan = started + facts.scan_initial_delay;
-                let bound = (last + timeout).max(first_scan).max(resumed) + facts.scan_interval + facts.batch_delay;
-                if now <= bound {
-                    until = until.min(bound);
-                    continue;
-                }
-                // Orphans (an address no group lists) are never removed by RocketMQ (§2.4). Asked
-                // only past the bound: it walks every group, and this check runs every instant.
-                let listed = table
-                    .broker_addr_table()
-                    .unordered()
-                    .any(|(_, g)| g.broker_addrs.values().any(|a| a == &key.broker_addr));
-                if listed {
-                    let detail = format!(
-                        "{ns} still holds {broker} ({key}) at {now}: nothing arrived from it since {last}, so it should be gone by {bound} (timeout {timeout} + scan {} + batch delay {}; the table holds {})",
-                        facts.scan_interval, facts.batch_delay, live.heartbeat_timeout_millis
-                    );
-                    out.push((Invariant::BoundedExpiry, detail));
-                    break;
-                }
-            }
-            if out.is_empty() {
-                self.horizons.insert(ns.clone(), Horizon { revision, until });
-            }
-        }
-        out.into_iter().filter_map(|(i, d)| self.violate(i, now, d)).collect()
     }
 
     /// Called once, after the last instant of the run.
