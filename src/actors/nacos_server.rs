@@ -6,14 +6,14 @@
 //! becomes a trace line and a `PushDelayTask`; the merged tasks run on the push engine's 100 ms
 //! grid, at least 500 ms later, and each sends the service's current data to its subscribers. The
 //! beat checks run in a second actor, `nacos_health::HealthChecker`, over the same core — as
-//! Nacos runs them on another thread over the same objects.
+//! Nacos runs them on another thread over the same objects. The push side is `nacos_server/push.rs`.
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::nacos_health::{HealthChecker, Rearm};
 use crate::actors::network::TimerId;
 use crate::nacos::naming::{Change, NamingServer};
 use crate::nacos::notes::NacosNote;
-use crate::nacos::push::{PushEngine, Targets};
+use crate::nacos::push::PushEngine;
 use crate::nacos::types::{ClientKey, ServiceInfo, CODE_RESOURCE_NOT_FOUND};
 use crate::nacos::wire::{Answer, NacosMsg};
 use crate::sim::clock::{SimDuration, SimTime};
@@ -24,6 +24,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
+
+mod push;
+pub use push::PushResumed;
 
 pub struct NacosServer {
     env: Env,
@@ -131,87 +134,12 @@ impl NacosServer {
         self.distro_collect(ctx);
     }
 
-    fn queue_pushes(&mut self, change: &Change) {
-        let now = self.env.now();
-        for service in change.changed_services() {
-            self.push.add(service, Targets::All, now);
-        }
-        if let Change::Subscribed { service, subscriber } = change {
-            self.push.add(service, Targets::Clients([subscriber.clone()].into()), now);
-        }
-    }
-
     pub(crate) fn wake_checker(&self) {
         if self.core.borrow().wake_earlier() {
             if let Some(checker) = &self.checker {
                 checker.do_send(Rearm);
             }
         }
-    }
-
-    fn rearm_push(&mut self, ctx: &mut Context<Self>) {
-        let Some(at) = self.push.next_wake() else { return };
-        if self.push_timer.is_some_and(|(armed, _)| armed <= at) {
-            return;
-        }
-        if let Some((_, old)) = self.push_timer.take() {
-            self.env.net.cancel(old);
-        }
-        let timer = self.env.after(at.since(self.env.now()), ctx.address(), PushTick);
-        self.push_timer = Some((at, timer));
-    }
-
-    /// `UdpConnector#sendDataWithCallback`: one datagram, and a retry timer for its ack.
-    fn send_push(
-        &mut self,
-        service: &crate::nacos::types::ServiceKey,
-        subscriber: &ClientKey,
-        data: &Arc<ServiceInfo>,
-        ctx: &mut Context<Self>,
-    ) {
-        let Some(&node) = self.udp.get(subscriber) else { return };
-        self.next_ack += 1;
-        let ack = self.next_ack;
-        self.push_env.net.send_datagram(
-            self.push_env.node,
-            node,
-            Body::Nacos(NacosMsg::Push { data: data.clone(), ack }),
-        );
-        let pending =
-            Unacked { service: service.clone(), subscriber: subscriber.clone(), node, data: data.clone(), sends: 1 };
-        self.unacked.insert(ack, pending);
-        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
-    }
-
-    /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
-    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets, ctx: &mut Context<Self>) {
-        let now = self.env.now();
-        let (data, subscribers) = {
-            let mut core = self.core.borrow_mut();
-            let data = core.push_data(now, service);
-            let subscribers: Vec<ClientKey> = match targets {
-                Targets::All => core.subscribers_of(service).cloned().collect(),
-                Targets::Clients(set) => core.subscribers_of(service).filter(|c| set.contains(*c)).cloned().collect(),
-            };
-            (data, subscribers)
-        };
-        // Pushes select enabled instances only (`selectInstancesWithHealthyProtection`).
-        let data = if data.hosts.iter().all(|h| h.enabled) {
-            data
-        } else {
-            let hosts = data.hosts.iter().filter(|h| h.enabled).cloned().collect();
-            Arc::new(ServiceInfo { hosts, ..(*data).clone() })
-        };
-        let healthy = data.hosts.iter().filter(|h| h.healthy).count();
-        for subscriber in &subscribers {
-            self.send_push(service, subscriber, &data, ctx);
-        }
-        self.push_env.record(NacosNote::Pushed {
-            service: service.clone(),
-            hosts: data.hosts.len(),
-            healthy,
-            subscribers: subscribers.len(),
-        });
     }
 }
 
@@ -319,66 +247,6 @@ impl Handler<Publish> for NacosServer {
         self.rearm_push(ctx);
         // The owner's checks change its 1.x clients: Distro sends them on.
         self.distro_collect(ctx);
-    }
-}
-
-/// A poll of the push engine that has ripe tasks.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct PushTick;
-
-impl Handler<PushTick> for NacosServer {
-    type Result = ();
-    fn handle(&mut self, _: PushTick, ctx: &mut Context<Self>) {
-        self.push_timer = None;
-        for (service, targets) in self.push.take_ripe(self.env.now()) {
-            self.push_service(&service, targets, ctx);
-        }
-        self.rearm_push(ctx);
-    }
-}
-
-/// `UdpRetrySender`: the ack of push `ack` did not come within 10 s.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct AckTimeout(u64);
-
-impl Handler<AckTimeout> for NacosServer {
-    type Result = ();
-    fn handle(&mut self, AckTimeout(ack): AckTimeout, ctx: &mut Context<Self>) {
-        let Some(p) = self.unacked.get_mut(&ack) else { return };
-        let (service, subscriber) = (p.service.clone(), p.subscriber.clone());
-        if p.sends > UDP_MAX_RETRY_TIMES {
-            // "max re-push times reached": the callback fails with NoRequiredRetryException, so
-            // no new push task is made; the subscriber catches up at its next poll.
-            self.unacked.remove(&ack);
-            self.push_env.record(NacosNote::PushGaveUp { service, subscriber });
-            return;
-        }
-        p.sends += 1;
-        let body = Body::Nacos(NacosMsg::Push { data: p.data.clone(), ack });
-        self.push_env.net.send_datagram(self.push_env.node, p.node, body);
-        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
-        self.push_env.record(NacosNote::PushResent { service, subscriber });
-    }
-}
-
-/// The JVM was stopped since `since` and runs again: the push engine's fixed-delay poll
-/// re-phases (sent by the health checker, which handles the rest of the resume).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct PushResumed {
-    pub since: SimTime,
-}
-
-impl Handler<PushResumed> for NacosServer {
-    type Result = ();
-    fn handle(&mut self, PushResumed { since }: PushResumed, ctx: &mut Context<Self>) {
-        self.push.resume(since, self.env.now());
-        if let Some((_, old)) = self.push_timer.take() {
-            self.env.net.cancel(old);
-        }
-        self.rearm_push(ctx);
     }
 }
 
