@@ -82,6 +82,11 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
         self.map.insert(key, value)
     }
 
+    /// [`Self::insert`], returning the entry's [`Self::position`].
+    pub fn insert_full(&mut self, key: K, value: V) -> usize {
+        self.map.insert_full(key, value).0
+    }
+
     /// Removes in O(1); the storage order this disturbs is never observed (iteration sorts).
     pub fn remove<Q: ?Sized + Hash + Equivalent<K>>(&mut self, key: &Q) -> Option<V> {
         self.map.swap_remove(key)

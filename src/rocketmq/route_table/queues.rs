@@ -53,6 +53,27 @@ impl QueueTable {
         }
     }
 
+    /// Puts what `make` builds under `broker_name`, unless the row holds a QueueData for that
+    /// name which `stands`: one search for the question and the edit. True if the row changed.
+    pub(super) fn put_unless(
+        &mut self,
+        broker_name: &str,
+        stands: impl FnOnce(&QueueData) -> bool,
+        make: impl FnOnce() -> Arc<QueueData>,
+    ) -> bool {
+        match self.find(broker_name) {
+            Ok(i) if stands(&self.by_name[i]) => false,
+            Ok(i) => {
+                self.by_name[i] = make();
+                true
+            }
+            Err(i) => {
+                self.by_name.insert(i, make());
+                true
+            }
+        }
+    }
+
     pub(super) fn remove(&mut self, broker_name: &str) -> Option<Arc<QueueData>> {
         self.find(broker_name).ok().map(|i| self.by_name.remove(i))
     }

@@ -37,11 +37,11 @@ impl RouteInfoManager {
         // The QueueData this pass made last: the next topic with the same queue counts and perm
         // shares it (a hundred topics of one config are one allocation, not a hundred).
         let mut last = None;
+        // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an existing
+        // QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
+        let overwrite = out.register_first || config_changed;
         for tc in wrapper.topic_config_table.values() {
-            // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an
-            // existing QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
-            let needed = out.register_first || config_changed || !self.topic_has_broker(&tc.topic_name, name);
-            if needed && self.create_and_update_queue_data(name, tc, read_only, &mut last) {
+            if self.create_and_update_queue_data(name, tc, read_only, overwrite, &mut last) {
                 out.topics_updated.push(tc.topic_name.clone());
             }
         }
@@ -74,18 +74,18 @@ impl RouteInfoManager {
         }
     }
 
-    fn topic_has_broker(&self, topic: &str, broker_name: &str) -> bool {
-        self.topic_queue_table.get(topic).is_some_and(|m| m.contains_key(broker_name))
-    }
-
-    /// `createAndUpdateQueueData`: put unless an equal QueueData is already there. True if the
-    /// table changed. `last` is the QueueData the pass put before: reused when equal to the one
-    /// Java would build, which is invisible (a shared QueueData is copied before any change).
+    /// One topic of step 10b: when the topic has no QueueData for this brokerName, or
+    /// `overwrite` (registerFirst or a changed DataVersion) holds, `createAndUpdateQueueData`
+    /// puts one unless an equal QueueData is already there. True if the table changed. `last`
+    /// is the QueueData the pass put before: reused when equal to the one Java would build,
+    /// which is invisible (a shared QueueData is copied before any change). The row is searched
+    /// once for both questions: a master's first registration asks them for each of its topics.
     fn create_and_update_queue_data(
         &mut self,
         broker_name: &str,
         tc: &TopicConfig,
         read_only: bool,
+        overwrite: bool,
         last: &mut Option<Arc<QueueData>>,
     ) -> bool {
         let perm = if read_only { tc.perm & !perm::WRITE } else { tc.perm };
@@ -97,14 +97,12 @@ impl RouteInfoManager {
                 && q.perm == perm
                 && q.topic_sys_flag == tc.topic_sys_flag
         };
-        if !self.topic_queue_table.contains_key(&tc.topic_name) {
-            self.topic_queue_table.insert(tc.topic_name.clone(), Default::default());
-        }
-        let by_broker = self.topic_queue_table.get_mut(&tc.topic_name).expect("just ensured");
-        if by_broker.get(broker_name).is_some_and(|q| is_wanted(q)) {
-            return false;
-        }
-        let queue_data = match last {
+        let row = match self.topic_queue_table.position(&tc.topic_name) {
+            Some(row) => row,
+            None => self.topic_queue_table.insert_full(tc.topic_name.clone(), Default::default()),
+        };
+        let by_broker = self.topic_queue_table.at_mut(row);
+        let make = || match last {
             Some(q) if is_wanted(q) => Arc::clone(q),
             _ => {
                 let q = Arc::new(QueueData {
@@ -118,8 +116,10 @@ impl RouteInfoManager {
                 q
             }
         };
-        by_broker.insert(queue_data);
-        self.bump();
-        true
+        let changed = by_broker.put_unless(broker_name, |q| !overwrite || is_wanted(q), make);
+        if changed {
+            self.bump();
+        }
+        changed
     }
 }
