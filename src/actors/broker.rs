@@ -122,7 +122,7 @@ impl Broker {
             self.waiting.push_back(job);
             return;
         }
-        let names = self.remoting.namesrvs().len();
+        let names = self.remoting.names().len();
         if self.shutdown.is_some() || names == 0 {
             return self.registered(job, ctx);
         }
@@ -291,7 +291,7 @@ impl Broker {
             broker_id: c.broker_id,
             data_version: self.core.data_version(),
         });
-        let names = self.remoting.namesrvs().len();
+        let names = self.remoting.names().len();
         for i in 0..names {
             self.remoting.invoke_oneway(i, RmqMsg::QueryDataVersion(request.clone()));
         }
@@ -302,7 +302,7 @@ impl Broker {
     /// shutdown.
     fn unregister_next(&mut self, ctx: &mut Context<Self>) {
         let Some(next) = self.shutdown else { return };
-        if next >= self.remoting.namesrvs().len() {
+        if next >= self.remoting.names().len() {
             self.env.record(RmqNote::ShutdownComplete);
             self.env.net.stop_process(self.env.node, ProcStop::Exit);
             ctx.stop();

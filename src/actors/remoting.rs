@@ -73,9 +73,10 @@ pub struct RequestTimeouts;
 
 pub struct Remoting<P> {
     env: Env,
-    namesrvs: Vec<(String, NodeId)>,
-    /// The same names, shared by every note that lists them (a broker's registration, every 30 s).
+    /// The name servers' names, shared by every note that lists them (a broker's registration,
+    /// every 30 s), and beside them their nodes, in the same order.
     names: Arc<[String]>,
+    nodes: Vec<NodeId>,
     chooser: NamesrvChooser,
     /// A handful at most (one per name server being registered with, one poll), in send order.
     pending: Vec<(MsgId, Pending<P>)>,
@@ -88,12 +89,8 @@ impl<P> Remoting<P> {
     /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
-        let names = namesrvs.iter().map(|(n, _)| n.clone()).collect();
-        Remoting { env, namesrvs, names, chooser, pending: Vec::new(), alarm: None }
-    }
-
-    pub fn namesrvs(&self) -> &[(String, NodeId)] {
-        &self.namesrvs
+        let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
+        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None }
     }
 
     /// The name servers' names, in order, as one shared list.
@@ -102,11 +99,11 @@ impl<P> Remoting<P> {
     }
 
     pub fn name(&self, namesrv: usize) -> &str {
-        &self.namesrvs[namesrv].0
+        &self.names[namesrv]
     }
 
     fn open_to(&self, namesrv: usize) -> bool {
-        self.env.net.current_channel(self.env.node, self.namesrvs[namesrv].1).is_some()
+        self.env.net.current_channel(self.env.node, self.nodes[namesrv]).is_some()
     }
 
     /// `getAndCreateNameserverChannelAsync`: the chosen name server while its channel is open,
@@ -126,7 +123,7 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let sent = self.env.send_via(self.namesrvs[namesrv].1, Body::Rmq(msg));
+        let sent = self.env.send_via(self.nodes[namesrv], Body::Rmq(msg));
         if sent.id == 0 {
             return; // this incarnation is dead
         }
@@ -150,7 +147,7 @@ impl<P> Remoting<P> {
 
     /// `invokeOneway(addr, request)`: written and forgotten.
     pub fn invoke_oneway(&mut self, namesrv: usize, msg: RmqMsg) {
-        self.env.send(self.namesrvs[namesrv].1, Body::Rmq(msg));
+        self.env.send(self.nodes[namesrv], Body::Rmq(msg));
     }
 
     /// An answered or failed request leaves the table; with none left the alarm is cancelled,

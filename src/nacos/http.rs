@@ -15,8 +15,7 @@
 //! the earliest deadline instead of one per request.
 
 use crate::sim::clock::SimTime;
-use crate::sim::ids::ChannelId;
-use crate::sim::ids::MsgId;
+use crate::sim::ids::{ChannelId, MsgId};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;

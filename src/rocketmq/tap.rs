@@ -9,8 +9,7 @@
 
 use crate::rocketmq::types::{DataVersion, QueueData, RegisterBrokerRequest, UnregisterRequest};
 use crate::sim::clock::SimTime;
-use crate::sim::ids::ChannelId;
-use crate::sim::ids::ProcState;
+use crate::sim::ids::{ChannelId, ProcState};
 use std::sync::Arc;
 
 /// One input of one name server.

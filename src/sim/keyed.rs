@@ -123,7 +123,7 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
     pub fn retain_sorted(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
         let mut order: Vec<usize> = (0..self.map.len()).collect();
         let map = &self.map;
-        order.sort_unstable_by(|&a, &b| map.get_index(a).map(|e| e.0).cmp(&map.get_index(b).map(|e| e.0)));
+        order.sort_unstable_by_key(|&i| map.get_index(i).map(|(k, _)| k));
         let mut kept = vec![true; self.map.len()];
         for i in order {
             let (k, v) = self.map.get_index_mut(i).expect("an index below the length");

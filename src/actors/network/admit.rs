@@ -4,8 +4,7 @@
 
 use super::kernel::{Due, Kernel};
 use crate::sim::clock::SimTime;
-use crate::sim::ids::ProcState;
-use crate::sim::ids::{ChannelId, NodeId};
+use crate::sim::ids::{ChannelId, NodeId, ProcState};
 use crate::sim::network::{Arrival, IdleCheck};
 use crate::sim::notes::{DropReason, NetNote};
 use crate::sim::packet::{Body, CloseKind, Notice, Packet};

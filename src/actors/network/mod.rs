@@ -27,8 +27,7 @@ pub use idle::IdleGate;
 
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::ProcState;
-use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId, NodeId, ProcState};
 use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, Pool, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
