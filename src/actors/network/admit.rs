@@ -32,13 +32,21 @@ impl Kernel {
         }
     }
 
-    /// The packet if it is to be delivered now to its (existing) endpoint.
-    pub(super) fn arrive(&mut self, now: SimTime, packet: Packet) -> Option<Packet> {
-        match self.core.arrive(now, packet.channel, packet.to) {
-            Arrival::Accept => self.endpoints[packet.to.0 as usize].is_some().then_some(packet),
+    /// What becomes of `packet` as it reaches its destination: `Accept` with an endpoint to
+    /// take it is a delivery; anything else goes to [`Self::turn_away`]. Decided by reference,
+    /// so the packet of a delivery (nearly every one) moves once, into its batch.
+    pub(super) fn arrival(&mut self, now: SimTime, packet: &Packet) -> (Arrival, bool) {
+        let arrival = self.core.arrive(now, packet.channel, packet.to);
+        (arrival, arrival == Arrival::Accept && self.endpoints[packet.to.0 as usize].is_some())
+    }
+
+    /// Carries out the `arrival` of a packet not delivered now: parked, reset or discarded
+    /// (accepted by a process without an endpoint, it is dropped).
+    pub(super) fn turn_away(&mut self, now: SimTime, arrival: Arrival, packet: Packet) {
+        match arrival {
+            Arrival::Accept => {}
             Arrival::Park => {
                 self.parked.entry(packet.to).or_default().push(Due::Deliver(packet));
-                None
             }
             Arrival::Reset => {
                 let (from, to) = self.names(packet.from, packet.to);
@@ -58,13 +66,11 @@ impl Kernel {
                         self.push(at, Due::Notice { to: packet.from, epoch, notice });
                     }
                 }
-                None
             }
             Arrival::Discard => {
                 let (from, to) = self.names(packet.from, packet.to);
                 let msg = packet.body.kind();
                 self.note(now, NetNote::Dropped { from, to, msg, reason: DropReason::NoHost });
-                None
             }
         }
     }

@@ -21,7 +21,12 @@ impl Net {
     /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
     /// next pass.
     pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
-        let gate = self.0.borrow().gate.clone();
+        // The observer never changes during a run: one handle for all of it, not a clone of
+        // its half-dozen shared parts at every instant.
+        let (gate, obs) = {
+            let k = self.0.borrow();
+            (k.gate.clone(), k.obs.clone())
+        };
         // The earliest entry; past the end, one millisecond beyond it: reaching that proves
         // instant `end` is complete, so the observer sees its final state.
         let target = || {
@@ -38,7 +43,6 @@ impl Net {
                 k.now = target.max(k.now);
             }
             let now = self.now();
-            let obs = self.0.borrow().obs.clone();
             obs.before_instant(now);
             if now > end {
                 obs.finish(end);
@@ -83,11 +87,13 @@ impl Net {
                     }
                 }
                 Due::Deliver(packet) => {
-                    let accepted = self.0.borrow_mut().arrive(now, packet);
-                    if let Some(packet) = accepted {
+                    let (arrival, deliver) = self.0.borrow_mut().arrival(now, &packet);
+                    if deliver {
                         self.note_arrival(now, &packet);
                         let k = self.0.borrow();
                         batches.gather(packet, &k.endpoints, k.agenda.due_len(now));
+                    } else {
+                        self.0.borrow_mut().turn_away(now, arrival, packet);
                     }
                 }
                 Due::Datagram(packet) => {
