@@ -91,7 +91,7 @@ impl Net {
                     if deliver {
                         self.note_arrival(now, &packet);
                         let k = self.0.borrow();
-                        batches.gather(packet, &k.endpoints, k.agenda.due_len(now));
+                        batches.gather(packet, &k.endpoints, || k.agenda.due_len(now));
                     } else {
                         self.0.borrow_mut().turn_away(now, arrival, packet);
                     }
@@ -99,13 +99,13 @@ impl Net {
                 Due::Datagram(packet) => {
                     let accepted = self.0.borrow_mut().arrive_datagram(now, packet);
                     if let Some(packet) = accepted {
-                        batches.gather(packet, &self.0.borrow().endpoints, 0);
+                        batches.gather(packet, &self.0.borrow().endpoints, || 0);
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
                     let accepted = self.0.borrow_mut().admit_notice(to, epoch, notice);
                     if let Some(packet) = accepted {
-                        batches.gather(packet, &self.0.borrow().endpoints, 0);
+                        batches.gather(packet, &self.0.borrow().endpoints, || 0);
                     }
                 }
                 Due::IdleCheck { channel, node, epoch } => self.0.borrow_mut().idle_check(now, channel, node, epoch),
