@@ -13,7 +13,6 @@
 //!   afterwards the fixed-rate task catches up one run at a time.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::network::Stop as ProcStop;
 use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::broker::{self, BrokerCore};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
@@ -72,7 +71,9 @@ struct Job {
 use crate::sim::world::RegisterAnswer;
 
 mod operator;
+mod shutdown;
 pub use operator::{ChangeTopics, RegisterWithVersion, SetBrokerId, SetPermission};
+pub use shutdown::Shutdown;
 
 pub struct Broker {
     env: Env,
@@ -298,22 +299,6 @@ impl Broker {
         self.env.record(RmqNote::HeartbeatSent { namesrvs: names });
     }
 
-    /// `unregisterBrokerAll`: asks the next name server to unregister us, or finishes the
-    /// shutdown.
-    fn unregister_next(&mut self, ctx: &mut Context<Self>) {
-        let Some(next) = self.shutdown else { return };
-        if next >= self.remoting.names().len() {
-            self.env.record(RmqNote::ShutdownComplete);
-            self.env.net.stop_process(self.env.node, ProcStop::Exit);
-            ctx.stop();
-            return;
-        }
-        self.shutdown = Some(next + 1);
-        let msg = RmqMsg::UnregisterBroker { request: Box::new(self.core.unregister_request()) };
-        self.remoting.invoke_sync(next, msg, broker::UNREGISTER_TIMEOUT, Call::Unregister, ctx);
-        self.env.record(RmqNote::UnregisterSent { namesrv: self.remoting.name(next).to_string() });
-    }
-
     /// The topic table changed: `TopicConfigManager#persist` writes the new DataVersion.
     fn persist(&self) {
         self.disk.set(Some(self.core.data_version()));
@@ -384,21 +369,6 @@ impl Handler<RequestTimeouts> for Broker {
     fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
         for done in self.remoting.on_timeouts(ctx) {
             self.done(done, ctx);
-        }
-    }
-}
-
-/// SIGTERM: the shutdown hook unregisters from every configured name server, one at a time.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown;
-
-impl Handler<Shutdown> for Broker {
-    type Result = ();
-    fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
-        if self.shutdown.is_none() {
-            self.shutdown = Some(0);
-            self.unregister_next(ctx);
         }
     }
 }
