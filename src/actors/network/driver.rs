@@ -56,12 +56,10 @@ impl Net {
     }
 
     /// What reaches a (naming) server — registrations, heartbeats, beats — is the monitor's
-    /// ground truth; `Arrival::of` picks those out.
+    /// ground truth; `Arrival::of` picks those out. Asked only when the observer watches the
+    /// network.
     fn note_arrival(&self, now: SimTime, p: &Packet) {
         let k = self.0.borrow();
-        if !k.obs.watches_network() {
-            return;
-        }
         if let Some(arrival) = Arrival::of(&p.body) {
             let (from, to) = (k.core.name(p.from).to_string(), k.core.name(p.to).to_string());
             let obs = k.obs.clone();
@@ -74,43 +72,49 @@ impl Net {
     /// message; a batch is sent before any timer of the same process runs, so each process
     /// still sees its packets and timers in agenda order.
     fn dispatch_due(&self, now: SimTime) {
-        let mut batches = std::mem::take(&mut self.0.borrow_mut().batches);
+        let (mut batches, watches) = {
+            let mut k = self.0.borrow_mut();
+            (std::mem::take(&mut k.batches), k.obs.watches_network())
+        };
         loop {
-            let due = self.0.borrow_mut().agenda.pop_due(now);
-            let Some((_, due)) = due else { break };
+            // One borrow of the network per entry, let go only where someone else may look:
+            // before a timer's closure runs, and before the monitor hears of an arrival.
+            let mut k = self.0.borrow_mut();
+            let Some((_, due)) = k.agenda.pop_due(now) else { break };
             match due {
                 Due::Timer { owner, epoch, id, fire } => {
-                    let admitted = self.0.borrow_mut().admit_timer(owner, epoch, id, fire);
-                    if let Some(fire) = admitted {
-                        batches.flush(owner, &self.0.borrow().endpoints);
+                    if let Some(fire) = k.admit_timer(owner, epoch, id, fire) {
+                        batches.flush(owner, &k.endpoints);
+                        drop(k);
                         fire();
                     }
                 }
                 Due::Deliver(packet) => {
-                    let (arrival, deliver) = self.0.borrow_mut().arrival(now, &packet);
-                    if deliver {
+                    let (arrival, deliver) = k.arrival(now, &packet);
+                    if !deliver {
+                        k.turn_away(now, arrival, packet);
+                    } else if watches {
+                        drop(k);
                         self.note_arrival(now, &packet);
                         let k = self.0.borrow();
                         batches.gather(packet, &k.endpoints, || k.agenda.due_len(now));
                     } else {
-                        self.0.borrow_mut().turn_away(now, arrival, packet);
+                        batches.gather(packet, &k.endpoints, || k.agenda.due_len(now));
                     }
                 }
                 Due::Datagram(packet) => {
-                    let accepted = self.0.borrow_mut().arrive_datagram(now, packet);
-                    if let Some(packet) = accepted {
-                        batches.gather(packet, &self.0.borrow().endpoints, || 0);
+                    if let Some(packet) = k.arrive_datagram(now, packet) {
+                        batches.gather(packet, &k.endpoints, || 0);
                     }
                 }
                 Due::Notice { to, epoch, notice } => {
-                    let accepted = self.0.borrow_mut().admit_notice(to, epoch, notice);
-                    if let Some(packet) = accepted {
-                        batches.gather(packet, &self.0.borrow().endpoints, || 0);
+                    if let Some(packet) = k.admit_notice(to, epoch, notice) {
+                        batches.gather(packet, &k.endpoints, || 0);
                     }
                 }
-                Due::IdleCheck { channel, node, epoch } => self.0.borrow_mut().idle_check(now, channel, node, epoch),
-                Due::Retransmit { channel, dir } => self.0.borrow_mut().retransmit(now, channel, dir),
-                Due::Syn { channel } => self.0.borrow_mut().syn_retry(now, channel),
+                Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),
+                Due::Retransmit { channel, dir } => k.retransmit(now, channel, dir),
+                Due::Syn { channel } => k.syn_retry(now, channel),
             }
         }
         let mut k = self.0.borrow_mut();
