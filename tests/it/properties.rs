@@ -9,6 +9,7 @@
 //! searches harder.
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use routesim::sim::explore::{check, explore, gen, gen_nacos, save, ExploreOptions, Model, Shard};
 use routesim::sim::invariants::Invariant;
 use routesim::sim::mutation::Mutation;
@@ -18,6 +19,16 @@ use std::path::Path;
 
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The generator's seed: fixed, so that `cargo test` (and CI) checks the same cases every time
+/// and a failure is one a rerun shows again; `PROPTEST_RNG_SEED=N` draws another sample, as
+/// `routesim explore --seed N` does with more cases.
+fn rng_seed() -> RngSeed {
+    match ProptestConfig::default().rng_seed {
+        RngSeed::Random => RngSeed::Fixed(20_261_204),
+        chosen => chosen,
+    }
 }
 
 /// The property itself: every invariant holds and a second run gives the same trace. A failing
@@ -41,7 +52,7 @@ fn survives_round_trip(s: &Scenario) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(64), max_shrink_iters: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), max_shrink_iters: 64, failure_persistence: None, rng_seed: rng_seed(), ..ProptestConfig::default() })]
 
     #[test]
     fn generated_clusters_keep_every_invariant_and_replay_identically(s in gen::scenario()) {
@@ -57,7 +68,7 @@ proptest! {
 proptest! {
     // A cluster case runs minutes of virtual time past its last fault (`distro_agreement`'s
     // settling time and one copy lifetime): fewer cases.
-    #![proptest_config(ProptestConfig { cases: cases(24), max_shrink_iters: 32, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(24), max_shrink_iters: 32, failure_persistence: None, rng_seed: rng_seed(), ..ProptestConfig::default() })]
 
     #[test]
     fn generated_nacos_distro_clusters_agree_once_healed_and_replay_identically(s in gen_nacos::cluster::scenario()) {
@@ -71,7 +82,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(64), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), failure_persistence: None, rng_seed: rng_seed(), ..ProptestConfig::default() })]
 
     #[test]
     fn generated_scenarios_survive_a_toml_round_trip(s in gen::scenario()) {

@@ -339,6 +339,12 @@ impl NamingServer {
         }
     }
 
+    /// Whether gRPC connection `conn` is this member's own client (`isNative`): it alone renews
+    /// the copies the others hold, through its verify.
+    pub fn holds_native(&self, conn: &str) -> bool {
+        self.conns.get(conn).is_some_and(|c| c.native)
+    }
+
     /// Every instance of `service`: the HTTP clients' in client order, then the gRPC clients'
     /// in connection order.
     pub fn instances<'a>(

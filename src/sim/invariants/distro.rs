@@ -83,6 +83,15 @@ pub(super) fn stale_copies_gone(s: &Scenario) -> SimDuration {
     SimDuration(membership(s) + LOAD_ROUND + expired + CLEANER_PERIOD)
 }
 
+/// How long a copy lives once nothing renews it: `clientExpiredTime` after it was made or last
+/// verified (`ConnectionBasedClient#isExpire`, a strict `>`), removed at the `ExpiredClientCleaner`'s
+/// next 5 s run; one more millisecond because a check at an instant comes before that instant's
+/// cleaner run.
+pub(super) fn copy_lease(s: &Scenario) -> SimDuration {
+    let expired = s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0);
+    SimDuration(expired + CLEANER_PERIOD + 1)
+}
+
 type Held = BTreeSet<(ServiceKey, ClientKey, bool)>;
 
 /// What one member holds: every instance of every service, with its health — leaving out the

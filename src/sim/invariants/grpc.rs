@@ -18,9 +18,21 @@
 //!   was not whole when it died; and never before the copies of an earlier fault have expired (a client that
 //!   moved members leaves its old connection's copies behind, and a snapshot loaded after the
 //!   heal renews them once: `distro::stale_copies_gone`).
+//! * **Copies with no owner.** Only the member that holds the client natively renews the
+//!   others' copies (`verifyClient` → `setLastRenewTime`). If no running member holds it when it
+//!   dies (its member died first, or it had not reconnected yet), nothing removes the copies but
+//!   their lease: `clientExpiredTime` (3 min) after their last renewal, which came before the
+//!   death (`distro::copy_lease`).
+//! * **Copies made after the death.** `syncClientConnected` creates a copy of any client it is
+//!   told about (`computeIfAbsent`, no tombstone), so a copy can come back after the owner's
+//!   DELETE: from a snapshot a member still loading took before the DELETE reached its source
+//!   (`DistroLoadDataTask`), or from a CHANGE a cut held in TCP's retransmission queue that
+//!   arrives after the DELETE went over a new connection. Nobody verifies such a copy, so it lives
+//!   out its lease: the deadline moves to one lease after it was made, and is checked again.
 
 use super::Invariant;
 use crate::nacos::grpc::{DETECTION_TIMEOUT, EJECTOR_DELAY, KEEP_ALIVE_TIME};
+use crate::nacos::naming::RegisterSource;
 use crate::nacos::notes::NacosNote;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
@@ -37,6 +49,8 @@ struct Death {
     /// The network was not whole when it died (a cut, a pause, a lossy link in force): the
     /// members' views recover from the heal, not from before.
     disturbed: bool,
+    /// Checked at its deadline; a copy made since sets it due again.
+    checked: bool,
 }
 
 pub struct GrpcWatch {
@@ -46,14 +60,16 @@ pub struct GrpcWatch {
     /// When each client saw its connection set up (`GrpcClient#connectToServer` succeeded).
     registered: BTreeMap<Arc<str>, SimTime>,
     deaths: BTreeMap<String, Death>,
-    /// gRPC application → how many connections it has set up so far.
-    connections: BTreeMap<String, u32>,
+    /// gRPC application → the connections it has set up so far.
+    connections: BTreeMap<String, Vec<Arc<str>>>,
     latency: SimDuration,
     lag: SimDuration,
     stale: SimDuration,
     /// After a fault, until the members see each other `UP` again and a failed sync has been
     /// retried (`distro::recovery`).
     recovery: SimDuration,
+    /// A copy nothing renews is gone this long after it was made (`distro::copy_lease`).
+    lease: SimDuration,
 }
 
 impl GrpcWatch {
@@ -80,12 +96,26 @@ impl GrpcWatch {
             lag: super::distro::sync_lag(s),
             stale: super::distro::stale_copies_gone(s),
             recovery: super::distro::recovery(s),
+            lease: super::distro::copy_lease(s),
         }
     }
 
     /// A fault was applied at `at`: `process` stopped (`host`: with its host), after the run's
-    /// previous fault at `previous`, with the network whole or not (`disturbed`).
-    pub fn died(&mut self, at: SimTime, process: &str, host: bool, previous: SimTime, disturbed: bool) {
+    /// previous fault at `previous`, with the network whole or not (`disturbed`); `world` and
+    /// `states` as they were just before.
+    pub fn died(
+        &mut self,
+        at: SimTime,
+        process: &str,
+        host: bool,
+        faults: (SimTime, bool),
+        world: &World,
+        states: &BTreeMap<String, ProcState>,
+    ) {
+        let (previous, disturbed) = faults;
+        if self.members.iter().any(|m| m == process) {
+            self.owner_died(at, process, world);
+        }
         if !self.apps.contains_key(process) {
             return;
         }
@@ -96,14 +126,35 @@ impl GrpcWatch {
         };
         // Copies of an older connection of this client (it moved members) may outlive it: then
         // not before they have run out too.
-        let moved = self.connections.get(process).is_some_and(|n| *n > 1);
+        let conns = self.connections.get(process).map(Vec::as_slice).unwrap_or_default();
+        let moved = conns.len() > 1;
         let deadline = match moved {
             true => (at + detect + self.lag).max(previous + self.stale + self.lag),
             false => at + detect + self.lag,
         };
         // A fault just before may still hold the DELETE back (a member not yet `UP` again).
         let deadline = deadline.max(previous + self.recovery);
-        self.deaths.insert(process.to_string(), Death { at, deadline, disturbed });
+        // No running member holds it natively: the copies' leases, last renewed before now.
+        let owned = self
+            .members
+            .iter()
+            .filter(|m| states.get(*m) == Some(&ProcState::Running))
+            .any(|m| world.nacos_server(m).is_some_and(|core| conns.iter().any(|c| core.borrow().holds_native(c))));
+        let deadline = if owned { deadline } else { deadline.max(at + self.lease) };
+        self.deaths.insert(process.to_string(), Death { at, deadline, disturbed, checked: false });
+    }
+
+    /// Member `member` stops at `at`, the same instant as some clients whose native holder it is:
+    /// nothing failed *after* their deaths, but their copies now wait out their leases too.
+    fn owner_died(&mut self, at: SimTime, member: &str, world: &World) {
+        let Some(core) = world.nacos_server(member) else { return };
+        let core = core.borrow();
+        for (app, death) in self.deaths.iter_mut().filter(|(_, d)| d.at == at) {
+            let conns = self.connections.get(app).map(Vec::as_slice).unwrap_or_default();
+            if conns.iter().any(|c| core.holds_native(c)) {
+                death.deadline = death.deadline.max(at + self.lease);
+            }
+        }
     }
 
     /// `process` started again: its instances are back by right, over a new connection.
@@ -125,7 +176,18 @@ impl GrpcWatch {
             // after it, for a client that has given up on it meanwhile (and closes it).
             NacosNote::GrpcConnected { conn, .. } => {
                 self.registered.insert(conn.clone(), now);
-                *self.connections.entry(crate::sim::trace::process_of(actor).to_string()).or_default() += 1;
+                let app = crate::sim::trace::process_of(actor).to_string();
+                self.connections.entry(app).or_default().push(conn.clone());
+                None
+            }
+            // A copy of a dead client's instance made after its death lives out its lease.
+            NacosNote::InstanceRegistered { service, client, source: RegisterSource::Distro, .. } => {
+                let apps = &self.apps;
+                let of_app = |app: &String| apps[app].iter().any(|(s, k)| s == service && k == client);
+                if let Some((_, death)) = self.deaths.iter_mut().find(|(app, _)| of_app(app)) {
+                    death.deadline = death.deadline.max(now + self.lease);
+                    death.checked = false;
+                }
                 None
             }
             NacosNote::ConnUnregistered { conn, client, ejected_idle } => {
@@ -162,12 +224,13 @@ impl GrpcWatch {
         let due: Vec<String> = self
             .deaths
             .iter()
-            .filter(|(_, d)| d.at == last_fault && now >= d.deadline)
+            .filter(|(_, d)| !d.checked && d.at == last_fault && now >= d.deadline)
             .filter(|(_, d)| !d.disturbed || now >= last_fault + self.recovery)
             .map(|(app, _)| app.clone())
             .collect();
         for app in due {
-            let death = self.deaths.remove(&app).expect("listed");
+            let death = self.deaths.get_mut(&app).expect("listed");
+            death.checked = true;
             for member in self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running)) {
                 let Some(core) = world.nacos_server(member) else { continue };
                 let core = core.borrow();

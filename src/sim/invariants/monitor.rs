@@ -212,7 +212,7 @@ impl Monitor {
     pub fn on_event(&mut self, e: &TraceEvent, world: &World) -> Vec<Violation> {
         let mut out = Vec::new();
         match &e.what {
-            What::Fault(FaultNote::Applied { name, .. }) => self.note_fault(e.t, name),
+            What::Fault(FaultNote::Applied { name, .. }) => self.note_fault(e.t, name, world),
             What::Rmq(RmqNote::Expired { cluster, addr, timeout, .. }) => {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
             }
@@ -239,17 +239,17 @@ impl Monitor {
     }
 
     /// A fault was applied: remember when, and which cuts and lossy links are now in force.
-    fn note_fault(&mut self, at: SimTime, name: &str) {
+    fn note_fault(&mut self, at: SimTime, name: &str, world: &World) {
         let previous = std::mem::replace(&mut self.last_fault, at);
         let Some(event) = self.scenario.timeline.iter().find(|t| t.at == at && t.name == name) else { return };
         match event.action.clone() {
             Action::Crash(p) => {
                 let disturbed = self.quiet().is_none();
-                self.grpc.died(at, &p, false, previous, disturbed)
+                self.grpc.died(at, &p, false, (previous, disturbed), world, &self.state)
             }
             Action::HostDown(p) => {
                 let disturbed = self.quiet().is_none();
-                self.grpc.died(at, &p, true, previous, disturbed)
+                self.grpc.died(at, &p, true, (previous, disturbed), world, &self.state)
             }
             Action::Partition(_) | Action::Block { .. } => {
                 self.cuts.insert(event.name.clone());
