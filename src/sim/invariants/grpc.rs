@@ -134,12 +134,13 @@ impl GrpcWatch {
         };
         // A fault just before may still hold the DELETE back (a member not yet `UP` again).
         let deadline = deadline.max(previous + self.recovery);
-        // No running member holds it natively: the copies' leases, last renewed before now.
-        let owned = self
-            .members
-            .iter()
-            .filter(|m| states.get(*m) == Some(&ProcState::Running))
-            .any(|m| world.nacos_server(m).is_some_and(|core| conns.iter().any(|c| core.borrow().holds_native(c))));
+        // No running member holds its latest connection natively: that connection's copies go
+        // with their leases, last renewed before now. (Older connections' copies: `moved`.)
+        let latest = conns.last();
+        let owned =
+            self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running)).any(|m| {
+                world.nacos_server(m).is_some_and(|core| latest.is_some_and(|c| core.borrow().holds_native(c)))
+            });
         let deadline = if owned { deadline } else { deadline.max(at + self.lease) };
         self.deaths.insert(process.to_string(), Death { at, deadline, disturbed, checked: false });
     }
