@@ -79,8 +79,7 @@ fn membership(s: &Scenario) -> u64 {
 /// 30 s; `processSnapshot` makes every client a fresh copy, stale ones included), then runs out
 /// after `client_expired_time` at the cleaner's next 5 s tick.
 pub(super) fn stale_copies_gone(s: &Scenario) -> SimDuration {
-    let expired = s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0);
-    SimDuration(membership(s) + LOAD_ROUND + expired + CLEANER_PERIOD)
+    SimDuration(membership(s) + LOAD_ROUND + client_expired_time(s) + CLEANER_PERIOD)
 }
 
 /// How long a copy lives once nothing renews it: `clientExpiredTime` after it was made or last
@@ -88,8 +87,12 @@ pub(super) fn stale_copies_gone(s: &Scenario) -> SimDuration {
 /// next 5 s run; one more millisecond because a check at an instant comes before that instant's
 /// cleaner run.
 pub(super) fn copy_lease(s: &Scenario) -> SimDuration {
-    let expired = s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0);
-    SimDuration(expired + CLEANER_PERIOD + 1)
+    SimDuration(client_expired_time(s) + CLEANER_PERIOD + 1)
+}
+
+/// The longest `clientExpiredTime` of the scenario's members.
+fn client_expired_time(s: &Scenario) -> u64 {
+    s.nacos.servers.iter().map(|v| v.config.client_expired_time).max().unwrap_or(0)
 }
 
 type Held = BTreeSet<(ServiceKey, ClientKey, bool)>;

@@ -136,17 +136,18 @@ impl GrpcWatch {
         let deadline = deadline.max(previous + self.recovery);
         // No running member holds its latest connection natively: that connection's copies go
         // with their leases, last renewed before now. (Older connections' copies: `moved`.)
-        let latest = conns.last();
-        let owned =
-            self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running)).any(|m| {
-                world.nacos_server(m).is_some_and(|core| latest.is_some_and(|c| core.borrow().holds_native(c)))
-            });
+        let running = self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running));
+        let owned = conns.last().is_some_and(|c| {
+            running.clone().any(|m| world.nacos_server(m).is_some_and(|core| core.borrow().holds_native(c)))
+        });
         let deadline = if owned { deadline } else { deadline.max(at + self.lease) };
         self.deaths.insert(process.to_string(), Death { at, deadline, disturbed, checked: false });
     }
 
     /// Member `member` stops at `at`, the same instant as some clients whose native holder it is:
-    /// nothing failed *after* their deaths, but their copies now wait out their leases too.
+    /// nothing failed *after* their deaths, but their copies now wait out their leases too. Any
+    /// of a client's connections counts here, not only its latest: an older one's owner dying
+    /// now leaves that connection's copies for a lease from now, later than `moved` allows.
     fn owner_died(&mut self, at: SimTime, member: &str, world: &World) {
         let Some(core) = world.nacos_server(member) else { return };
         let core = core.borrow();
