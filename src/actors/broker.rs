@@ -12,7 +12,7 @@
 //!   `BrokerControllerScheduledThread`, so while a registration waits, the poll waits too, and
 //!   afterwards the fixed-rate task catches up one run at a time.
 
-use crate::actors::env::{Env, Stop};
+use crate::actors::env::{Env, Me, Stop};
 use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::broker::{self, BrokerCore};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
@@ -91,6 +91,8 @@ pub struct Broker {
     /// The last DataVersion a registration note showed, as text: the periodic registration
     /// repeats one version for hours, and formatting it each time cost more than sending it.
     version_text: Option<(DataVersion, Arc<str>)>,
+    /// The address its periodic tasks' timers go to.
+    me: Me<Broker>,
 }
 
 impl Broker {
@@ -113,6 +115,7 @@ impl Broker {
             waiting: VecDeque::new(),
             shutdown: None,
             version_text: None,
+            me: Me::new(),
         }
     }
 
@@ -232,7 +235,7 @@ impl Broker {
         if next <= self.env.now() {
             self.sched.due(next, task.seq(), task);
         } else {
-            self.env.after(next.since(self.env.now()), ctx.address(), Tick(task, next));
+            self.env.after(next.since(self.env.now()), self.me.get(ctx), Tick(task, next));
         }
         self.pump(ctx);
     }
@@ -341,7 +344,7 @@ impl Handler<HeartbeatTick> for Broker {
         }
         self.heartbeat();
         let (next, delay) = self.env.fixed_rate_delay(scheduled, self.core.config.heartbeat_interval);
-        self.env.after(delay, ctx.address(), HeartbeatTick(next));
+        self.env.after(delay, self.me.get(ctx), HeartbeatTick(next));
     }
 }
 

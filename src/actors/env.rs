@@ -11,6 +11,7 @@ use crate::sim::notes::What;
 use crate::sim::observe::Obs;
 use crate::sim::packet::Body;
 use actix::prelude::*;
+use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -72,13 +73,15 @@ impl Env {
         self.net.send_on(self.node, channel, body)
     }
 
-    /// Delivers `msg` to `addr` after `delay` of virtual time (the agenda's timer, not tokio's).
-    pub fn after<A, M>(&self, delay: SimDuration, addr: Addr<A>, msg: M) -> TimerId
+    /// Delivers `msg` to `to` after `delay` of virtual time (the agenda's timer, not tokio's).
+    /// `to` is an actor's address: `ctx.address()`, or for a timer set every period, the
+    /// actor's [`Me`].
+    pub fn after<M, T>(&self, delay: SimDuration, to: T, msg: M) -> TimerId
     where
-        A: Actor<Context = Context<A>> + Handler<M>,
+        T: Mailbox<M>,
         M: Message<Result = ()> + Send + 'static,
     {
-        self.net.after(self.node, delay, move || addr.do_send(msg))
+        self.net.after(self.node, delay, move || to.deliver(msg))
     }
 
     /// When a fixed-rate task scheduled for `scheduled` runs next: `scheduled + period`, or now
@@ -87,6 +90,53 @@ impl Env {
     pub fn fixed_rate_delay(&self, scheduled: SimTime, period: SimDuration) -> (SimTime, SimDuration) {
         let next = scheduled + period;
         (next, next.since(self.now()))
+    }
+}
+
+/// Where a timer's message goes: an actor's address.
+pub trait Mailbox<M>: 'static {
+    fn deliver(self, msg: M);
+}
+
+impl<A, M> Mailbox<M> for Addr<A>
+where
+    A: Actor<Context = Context<A>> + Handler<M>,
+    M: Message<Result = ()> + Send + 'static,
+{
+    fn deliver(self, msg: M) {
+        self.do_send(msg);
+    }
+}
+
+/// An actor's own address, made once and shared by its timers. Each `ctx.address()` builds a
+/// new sender (two allocations and an atomic update, and as much again to drop it); a broker
+/// sets a timer for every run of its periodic tasks, so it keeps one address for all of them.
+pub struct Me<A: Actor>(Option<Rc<Addr<A>>>);
+
+impl<A: Actor<Context = Context<A>>> Me<A> {
+    pub fn new() -> Self {
+        Me(None)
+    }
+
+    /// The shared address, made from `ctx` the first time.
+    pub fn get(&mut self, ctx: &Context<A>) -> Rc<Addr<A>> {
+        self.0.get_or_insert_with(|| Rc::new(ctx.address())).clone()
+    }
+}
+
+impl<A: Actor<Context = Context<A>>> Default for Me<A> {
+    fn default() -> Self {
+        Me::new()
+    }
+}
+
+impl<A, M> Mailbox<M> for Rc<Addr<A>>
+where
+    A: Actor<Context = Context<A>> + Handler<M>,
+    M: Message<Result = ()> + Send + 'static,
+{
+    fn deliver(self, msg: M) {
+        self.do_send(msg);
     }
 }
 

@@ -25,6 +25,7 @@ use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
 use std::fmt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// How a request failed.
@@ -83,6 +84,9 @@ pub struct Remoting<P> {
     /// One timer for the earliest deadline, not one per request: a broker registers with every
     /// name server every 30 s, and almost every request is answered long before its deadline.
     alarm: Option<(SimTime, TimerId)>,
+    /// Rings the alarm: sends `RequestTimeouts` to the owning actor, through one address made
+    /// at the first arming (see [`crate::actors::env::Me`]).
+    ring: Option<Rc<dyn Fn()>>,
 }
 
 impl<P> Remoting<P> {
@@ -90,7 +94,7 @@ impl<P> Remoting<P> {
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
         let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
-        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None }
+        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None, ring: None }
     }
 
     /// The name servers' names, in order, as one shared list.
@@ -142,7 +146,12 @@ impl<P> Remoting<P> {
         if let Some((_, old)) = self.alarm.take() {
             self.env.net.cancel(old);
         }
-        self.alarm = Some((at, self.env.after(at.since(self.env.now()), ctx.address(), RequestTimeouts)));
+        let ring = self.ring.get_or_insert_with(|| {
+            let to = ctx.address();
+            Rc::new(move || to.do_send(RequestTimeouts))
+        });
+        let ring = ring.clone();
+        self.alarm = Some((at, self.env.net.after(self.env.node, at.since(self.env.now()), move || ring())));
     }
 
     /// `invokeOneway(addr, request)`: written and forgotten.
