@@ -55,18 +55,17 @@ impl RouteTable {
     fn register(&mut self, p: &Packet, req: &RegisterBrokerRequest) {
         let now = self.env.now();
         let mut out = self.table.borrow_mut().register_broker(now, req, p.channel);
-        let broker = broker_label(&req.broker_name, req.broker_id, &req.broker_addr);
+        let broker = || broker_label(&req.broker_name, req.broker_id, &req.broker_addr);
         if out.result.is_none() {
             let reason = "single-topic registration for an unknown broker id (#4522 guard): SYSTEM_ERROR";
-            self.env.record(RmqNote::RegisterRefused { broker: broker.clone(), reason });
+            self.env.record(RmqNote::RegisterRefused { broker: broker(), reason });
         } else if out.conflict {
             let reason = "an older address with a newer state version is live: ignored";
-            self.env.record(RmqNote::RegisterRefused { broker: broker.clone(), reason });
+            self.env.record(RmqNote::RegisterRefused { broker: broker(), reason });
         } else {
             let timeout =
                 req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
             self.env.record(RmqNote::Registered(Box::new(Registration {
-                broker,
                 cluster: req.cluster_name.clone(),
                 addr: req.broker_addr.clone(),
                 broker_name: req.broker_name.clone(),

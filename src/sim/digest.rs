@@ -18,6 +18,7 @@
 //! same job; the digests it gives differ from postcard's, and are as stable from run to run.
 
 use crate::nacos::notes::NacosNote;
+use crate::rocketmq::notes::{Registration, RmqNote};
 use crate::sim::clock::SimTime;
 use crate::sim::notes::What;
 use serde::ser::{self, Serialize};
@@ -35,14 +36,33 @@ pub fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
 /// A big Nacos run is almost all answered beats, so that one event is written here by hand —
 /// the same bytes `encode` gives (a test holds the two equal), without the two layers of
 /// internally tagged enums serde goes through: `What`'s `area` and `NacosNote`'s `event`.
+///
+/// A big RocketMQ run is mostly registrations sent and accepted, written by hand the same way.
 pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
-    let What::Nacos(NacosNote::Beat { instance, server, light, code, next }) = what else {
-        return encode(&(t, actor, what), out);
+    let (instance, server, light, code, next) = match what {
+        What::Nacos(NacosNote::Beat { instance, server, light, code, next }) => (instance, server, light, code, next),
+        What::Rmq(RmqNote::Registered(r)) => return encode_registered(t, actor, r, out),
+        What::Rmq(RmqNote::RegisterSent { reason, namesrvs, topics, version, id }) => {
+            out.extend_from_slice(&t.0.to_le_bytes());
+            for s in [actor, "rmq", "register_sent"] {
+                push_str(out, s);
+            }
+            // A unit variant is its index (the declaration order).
+            out.extend_from_slice(&(*reason as u32).to_le_bytes());
+            out.extend_from_slice(&(namesrvs.len() as u32).to_le_bytes());
+            for ns in namesrvs.iter() {
+                push_str(out, ns);
+            }
+            out.extend_from_slice(&(*topics as u64).to_le_bytes());
+            push_str(out, version);
+            out.extend_from_slice(&id.to_le_bytes());
+            return;
+        }
+        _ => return encode(&(t, actor, what), out),
     };
     out.extend_from_slice(&t.0.to_le_bytes());
     for s in [actor, "nacos", "beat", instance, server] {
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        out.extend_from_slice(s.as_bytes());
+        push_str(out, s);
     }
     out.push(u8::from(*light));
     out.extend_from_slice(&code.to_le_bytes());
@@ -51,6 +71,52 @@ pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
         Some(d) => {
             out.push(1);
             out.extend_from_slice(&d.0.to_le_bytes());
+        }
+    }
+}
+
+/// `RmqNote::Registered`, as `encode` writes it: the two tags, then `Registration`'s fields in
+/// their order, the label `brokerName[id]@addr` among them, built in place.
+fn encode_registered(t: SimTime, actor: &str, r: &Registration, out: &mut Vec<u8>) {
+    out.extend_from_slice(&t.0.to_le_bytes());
+    for s in [actor, "rmq", "registered"] {
+        push_str(out, s);
+    }
+    let mut digits = [0u8; 20];
+    let id = decimal(r.id, &mut digits);
+    let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
+    out.extend_from_slice(&(label as u32).to_le_bytes());
+    for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
+        out.extend_from_slice(part);
+    }
+    for s in [&r.cluster, &r.addr, &r.broker_name] {
+        push_str(out, s);
+    }
+    out.extend_from_slice(&r.id.to_le_bytes());
+    out.extend_from_slice(&r.channel.0.to_le_bytes());
+    out.push(u8::from(r.first));
+    out.push(u8::from(r.new_channel));
+    out.extend_from_slice(&(r.topics_updated.len() as u32).to_le_bytes());
+    for topic in &r.topics_updated {
+        push_str(out, topic);
+    }
+    out.extend_from_slice(&r.timeout.0.to_le_bytes());
+}
+
+fn push_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// `n` in decimal, in the tail of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
         }
     }
 }
@@ -339,6 +405,46 @@ mod tests {
             let mut fast = Vec::new();
             encode_event(SimTime(1234), "app1", &what, &mut fast);
             assert_eq!(fast, bytes(&(SimTime(1234), "app1", &what)));
+        }
+    }
+
+    #[test]
+    fn the_hand_written_registration_is_byte_for_byte_what_serde_writes() {
+        use crate::sim::clock::SimDuration;
+        use crate::sim::ids::ChannelId;
+        for (id, topics) in [(0, vec![]), (1, vec!["T".to_string(), "TBW102".to_string()]), (u64::MAX, vec![])] {
+            let r = Registration {
+                cluster: "DefaultCluster".into(),
+                addr: "10.0.0.1:10911".into(),
+                broker_name: "broker-a".into(),
+                id,
+                channel: ChannelId(7),
+                first: id == 0,
+                new_channel: id == 1,
+                topics_updated: topics,
+                timeout: SimDuration(120_000),
+            };
+            let what = What::Rmq(RmqNote::Registered(Box::new(r)));
+            let mut fast = Vec::new();
+            encode_event(SimTime(1234), "ns1", &what, &mut fast);
+            assert_eq!(fast, bytes(&(SimTime(1234), "ns1", &what)), "id {id}");
+        }
+    }
+
+    #[test]
+    fn the_hand_written_register_sent_is_byte_for_byte_what_serde_writes() {
+        use crate::rocketmq::notes::RegisterReason;
+        for reason in [RegisterReason::Startup, RegisterReason::Periodic, RegisterReason::ChosenVersion] {
+            let what = What::Rmq(RmqNote::RegisterSent {
+                reason,
+                namesrvs: vec!["ns1".to_string(), "ns2".to_string()].into(),
+                topics: 103,
+                version: "1@1000".into(),
+                id: 1,
+            });
+            let mut fast = Vec::new();
+            encode_event(SimTime(30_000), "a0", &what, &mut fast);
+            assert_eq!(fast, bytes(&(SimTime(30_000), "a0", &what)), "{reason:?}");
         }
     }
 

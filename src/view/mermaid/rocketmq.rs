@@ -21,7 +21,7 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNot
         }
         RmqNote::HeartbeatSent { .. } => d.routine(a, a, t, "QUERY_DATA_VERSION heartbeat to every name server"),
         RmqNote::Registered(r) if r.first || r.new_channel => {
-            let (broker, first) = (&r.broker, r.first);
+            let (broker, first) = (r.broker(), r.first);
             let what =
                 if first { "first registration" } else { "re-registered on a new channel, old entry still there" };
             d.note(a, t, &format!("registerBroker {broker}: {what}"));
