@@ -24,6 +24,8 @@ mod tests_bounded;
 #[cfg(test)]
 mod tests_convergence;
 #[cfg(test)]
+mod tests_grpc;
+#[cfg(test)]
 mod tests_sends;
 
 use crate::sim::clock::SimTime;
