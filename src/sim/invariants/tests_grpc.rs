@@ -49,6 +49,13 @@ app = "app1"
 service = "orders"
 ip = "10.1.0.1"
 transport = "grpc"
+
+[[instance]]
+name = "orders-2"
+app = "app2"
+service = "orders"
+ip = "10.1.0.2"
+transport = "grpc"
 "#;
 
 const MEMBERS: [&str; 3] = ["nacos1", "nacos2", "nacos3"];
@@ -335,6 +342,17 @@ fn a_death_while_the_network_was_not_whole_waits_for_recovery_from_the_heal() {
     boundary(killed_while_cut_off, HEALED_DEADLINE, 60_000, "nacos3", &[61_112]);
 }
 
+/// BUG (cosmetic, found writing these tests): the report of a death in a disturbed network says
+/// "due gone by 61.112s" — the undisturbed deadline `died` stored — though `before_instant` held
+/// the check back to the heal + recovery (77.209 s), as the rule says it must. The timing is
+/// right (the test above); only the detail misstates what was due.
+#[test]
+#[ignore = "GrpcWatch bug: a disturbed death's report names the deadline before the recovery it was held to"]
+fn the_report_of_a_disturbed_death_names_the_deadline_it_was_held_to() {
+    let report = boundary(killed_while_cut_off, HEALED_DEADLINE, 60_000, "nacos3", &[61_112]);
+    names(&report, HEALED_DEADLINE);
+}
+
 #[test]
 fn a_death_followed_by_another_fault_is_never_checked() {
     let mut f = setup();
@@ -345,4 +363,29 @@ fn a_death_followed_by_another_fault_is_never_checked() {
     }
     // Were the death still the last fault, the same watch would report it: only `quiet` held it.
     assert!(f.reported(3_600_000, 60_000).is_some());
+}
+
+/// BUG (found writing these tests): two clients of one member lose power in the same instant.
+/// `NacosRuntimeConnectionEjector` runs with a *fixed* delay (`scheduleWithFixedDelay(1000,
+/// 3000)`), and a run that probes a silent connection waits on its latch the full 5 s. If app2
+/// went idle 20 s first, the run probing it can start just before app1's connection reaches
+/// 20 s idle; app1 is then probed only at the run after it, 5 s + 3 s later, and dropped 5 s after
+/// that: 20 + 5 + 3 + 5 = 33 s after its last request, not 28. `GrpcWatch::died` allows 28 s
+/// (`KEEP_ALIVE_TIME + EJECTOR_DELAY + DETECTION_TIMEOUT`), so a correct run is reported:
+/// `routesim run` of two `host_down` gRPC apps at 60 s on one server, app2 `start = "2s"`,
+/// seed 1 (there app2 is the one held back), ejects app1 at 84 s and app2 at 92 s, and reports
+/// grpc_gone_in_time at 90.030 s (due by 89.104 s).
+#[test]
+#[ignore = "GrpcWatch bug: a host-down deadline ignores an ejector run already waiting on another silent connection"]
+fn a_powered_off_client_behind_another_silent_connection_waits_one_more_ejector_run() {
+    // 20 s KEEP_ALIVE_TIME + 5 s latch of the run probing app2 + 3 s EJECTOR_DELAY + 5 s
+    // DETECTION_TIMEOUT + a trip (the last request) + the sync lag.
+    let deadline = 60_000 + 20_000 + 5_000 + 3_000 + 5_000 + TRIP + LAG;
+    let both_off = |f: &mut Fixture| {
+        f.connect(2_000, "app2", "c9", "nacos1");
+        f.died(60_000, "app2", true, 0, false);
+        f.died(60_000, "app1", true, 60_000, false);
+    };
+    let earlier = [60_000 + 20_000 + 3_000 + 5_000 + TRIP + LAG]; // today's deadline
+    names(&boundary(both_off, deadline, 60_000, "nacos1", &earlier), deadline);
 }
