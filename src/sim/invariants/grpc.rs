@@ -11,7 +11,9 @@
 //! * **Gone in time.** A killed client's kernel closes its connection: its member unregisters it
 //!   when the FIN arrives and the others apply the Distro DELETE one sync lag later. A client
 //!   whose host dies sends no FIN: the ejector finds it idle 20 s after its last request at the
-//!   latest, probes it at its next 3 s run, and gives up 5 s later. Counted from the death when
+//!   latest, probes it at its next run, and gives up 5 s later. Runs are 3 s apart *after* the
+//!   previous one ends, and one that probes another silent connection waits 5 s for it
+//!   (`scheduleWithFixedDelay`, `latch.await`): so the next run is at most 8 s away. Counted from the death when
 //!   nothing else fails afterwards — a member that dies too leaves the copies for 3 min
 //!   (lesson 16) — and not before the members have recovered from the fault before it (their
 //!   views `UP` again, a failed sync retried: `distro::recovery`), from the heal if the network
@@ -120,7 +122,12 @@ impl GrpcWatch {
             return;
         }
         let detect = if host {
-            KEEP_ALIVE_TIME + EJECTOR_DELAY + DETECTION_TIMEOUT + self.latency
+            // The ejector runs with a fixed delay, and a run that probes a silent connection
+            // waits out its latch: so the run that finds this one idle can start up to 5 s + 3 s
+            // after it went idle, behind a run probing another silent connection (another dead
+            // client, or an old connection of a restarted one). Allowing for that always costs
+            // the check 5 s where nothing else is silent.
+            KEEP_ALIVE_TIME + DETECTION_TIMEOUT + EJECTOR_DELAY + DETECTION_TIMEOUT + self.latency
         } else {
             self.latency // the FIN
         };
@@ -223,16 +230,20 @@ impl GrpcWatch {
         quiet: Option<SimTime>,
     ) -> Option<String> {
         let last_fault = quiet?;
+        // A death in a disturbed network is due no sooner than the members' recovery from the
+        // heal (the last fault).
+        let recovery = self.recovery;
+        let due_by = |d: &Death| if d.disturbed { d.deadline.max(last_fault + recovery) } else { d.deadline };
         let due: Vec<String> = self
             .deaths
             .iter()
-            .filter(|(_, d)| !d.checked && d.at == last_fault && now >= d.deadline)
-            .filter(|(_, d)| !d.disturbed || now >= last_fault + self.recovery)
+            .filter(|(_, d)| !d.checked && d.at == last_fault && now >= due_by(d))
             .map(|(app, _)| app.clone())
             .collect();
         for app in due {
             let death = self.deaths.get_mut(&app).expect("listed");
             death.checked = true;
+            let deadline = due_by(death);
             for member in self.members.iter().filter(|m| states.get(*m) == Some(&ProcState::Running)) {
                 let Some(core) = world.nacos_server(member) else { continue };
                 let core = core.borrow();
@@ -240,7 +251,7 @@ impl GrpcWatch {
                     return Some(format!(
                         "{app} died at {} and nothing failed since, yet at {now} {member} still holds its instance \
                          {service} {key} (due gone by {})",
-                        death.at, death.deadline
+                        death.at, deadline
                     ));
                 }
             }
