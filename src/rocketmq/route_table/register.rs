@@ -120,7 +120,8 @@ impl RouteInfoManager {
     fn drop_other_ids_of_addr(&mut self, req: &RegisterBrokerRequest, g: usize) -> Vec<(u64, String)> {
         let group = self.broker_addr_table.at_mut(g);
         // Almost every registration finds nothing to drop: look before copying the group.
-        if !group.broker_addrs.iter().any(|(&id, addr)| **addr == *req.broker_addr && id != req.broker_id) {
+        // The id first: the address compare is a string compare, and the own id always matches.
+        if !group.broker_addrs.iter().any(|(&id, addr)| id != req.broker_id && **addr == *req.broker_addr) {
             return Vec::new();
         }
         let group = Arc::make_mut(group);
@@ -177,14 +178,14 @@ impl RouteInfoManager {
     fn claim_id(&mut self, req: &RegisterBrokerRequest, g: usize, register_first: &mut bool) -> BrokerRole {
         let group = self.broker_addr_table.at_mut(g);
         // Only a new or different address is written, so a refresh copies nothing.
-        let old = group.broker_addrs.get(&req.broker_id).cloned();
-        let changed = old.as_deref() != Some(&*req.broker_addr);
+        let old = group.broker_addrs.get(&req.broker_id);
+        let changed = old.map(String::as_str) != Some(&*req.broker_addr);
+        // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
+        *register_first |= old.is_none_or(|a| a.is_empty());
         if changed {
             Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr.to_string());
         }
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
-        // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
-        *register_first |= old.as_deref().is_none_or(str::is_empty);
         if changed {
             self.bump();
         }
