@@ -26,6 +26,10 @@ mod tests_convergence;
 #[cfg(test)]
 mod tests_grpc;
 #[cfg(test)]
+mod tests_nacos;
+#[cfg(test)]
+mod tests_nacos_recovery;
+#[cfg(test)]
 mod tests_sends;
 
 use crate::sim::clock::SimTime;
