@@ -23,7 +23,8 @@
 //!   re-sent after the next verify (every 5 s, 3 s timeout).
 //!
 //! So `settle = max(membership + snapshot + copy expiry, membership + client recovery) + sync
-//! repair + verify repair`: about 265 s with the defaults.
+//! repair + verify repair`: 269.2 s with the defaults and three members (membership takes 2 s
+//! more per further member).
 //! Disagreement within that time is Nacos being eventually consistent (lessons 16–19); after it,
 //! it is a bug.
 

@@ -102,8 +102,9 @@ pub enum Invariant {
     NacosRecovery,
     /// Once every fault has been healed for the settling time (`distro::settle`: a restarted
     /// member's last snapshot and the copy expiry after it, or membership and client recovery,
-    /// then Distro's sync retry and verify repair — about 265 s with the defaults), the running members of each Nacos cluster hold the same
-    /// instances of every service, with the same health. Before that they may disagree: that is
+    /// then Distro's sync retry and verify repair — 269.2 s with the defaults and three members),
+    /// the running members of each Nacos cluster hold the same instances of every service, with
+    /// the same health. Before that they may disagree: that is
     /// Distro's eventual consistency (lessons 16–19).
     DistroAgreement,
     /// A 2.x client's connection set up (as the client sees it) after the run's last fault is
