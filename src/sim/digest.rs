@@ -39,9 +39,28 @@ pub fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
 ///
 /// A big RocketMQ run is mostly registrations sent and accepted, written by hand the same way.
 pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
-    let (instance, server, light, code, next) = match what {
-        What::Nacos(NacosNote::Beat { instance, server, light, code, next }) => (instance, server, light, code, next),
-        What::Rmq(RmqNote::Registered(r)) => return encode_registered(t, actor, r, out),
+    let What::Nacos(NacosNote::Beat { instance, server, light, code, next }) = what else {
+        return encode_other(t, actor, what, out);
+    };
+    out.extend_from_slice(&t.0.to_le_bytes());
+    for s in [actor, "nacos", "beat", instance, server] {
+        push_str(out, s);
+    }
+    out.push(u8::from(*light));
+    out.extend_from_slice(&code.to_le_bytes());
+    match next {
+        None => out.push(0),
+        Some(d) => {
+            out.push(1);
+            out.extend_from_slice(&d.0.to_le_bytes());
+        }
+    }
+}
+
+/// Every event but a beat: a registration sent or accepted by hand, the rest through serde.
+fn encode_other(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
+    match what {
+        What::Rmq(RmqNote::Registered(r)) => encode_registered(t, actor, r, out),
         What::Rmq(RmqNote::RegisterSent { reason, namesrvs, topics, version, id }) => {
             out.extend_from_slice(&t.0.to_le_bytes());
             for s in [actor, "rmq", "register_sent"] {
@@ -56,22 +75,8 @@ pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
             out.extend_from_slice(&(*topics as u64).to_le_bytes());
             push_str(out, version);
             out.extend_from_slice(&id.to_le_bytes());
-            return;
         }
-        _ => return encode(&(t, actor, what), out),
-    };
-    out.extend_from_slice(&t.0.to_le_bytes());
-    for s in [actor, "nacos", "beat", instance, server] {
-        push_str(out, s);
-    }
-    out.push(u8::from(*light));
-    out.extend_from_slice(&code.to_le_bytes());
-    match next {
-        None => out.push(0),
-        Some(d) => {
-            out.push(1);
-            out.extend_from_slice(&d.0.to_le_bytes());
-        }
+        _ => encode(&(t, actor, what), out),
     }
 }
 
