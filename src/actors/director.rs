@@ -42,6 +42,21 @@ enum Running {
     NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
 }
 
+/// A RocketMQ process's spec: its kind and its position in the scenario's list.
+#[derive(Clone, Copy)]
+enum RmqProc {
+    Namesrv(usize),
+    Broker(usize),
+    Client(usize),
+}
+
+fn rmq_index(s: &Scenario) -> BTreeMap<String, RmqProc> {
+    let namesrvs = s.namesrvs.iter().enumerate().map(|(i, n)| (n.name.clone(), RmqProc::Namesrv(i)));
+    let brokers = s.brokers.iter().enumerate().map(|(i, b)| (b.name.clone(), RmqProc::Broker(i)));
+    let clients = s.clients.iter().enumerate().map(|(i, c)| (c.name.clone(), RmqProc::Client(i)));
+    namesrvs.chain(brokers).chain(clients).collect()
+}
+
 pub struct Director {
     env: Env,
     scenario: Scenario,
@@ -49,7 +64,9 @@ pub struct Director {
     running: BTreeMap<String, Running>,
     /// When each hung process was stopped (SIGSTOP), for the resume.
     hung_since: BTreeMap<String, SimTime>,
-    /// Where each Nacos process's spec is (scenarios may hold thousands).
+    /// Where each process's spec is (scenarios may hold thousands: a search by name at each
+    /// start made starting them quadratic).
+    rmq: BTreeMap<String, RmqProc>,
     nacos: BTreeMap<String, nacos::NacosProc>,
     /// Each broker's `topics.json` DataVersion, which survives its restarts.
     disks: BTreeMap<String, Rc<Cell<Option<DataVersion>>>>,
@@ -75,12 +92,14 @@ impl Director {
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
         let env = Env { net, obs, node, epoch, label: Arc::from("fault"), mutation };
         let nacos = nacos::index(&scenario);
+        let rmq = rmq_index(&scenario);
         Director {
             env,
             scenario,
             nodes,
             running: BTreeMap::new(),
             hung_since: BTreeMap::new(),
+            rmq,
             nacos,
             disks: BTreeMap::new(),
             console: BTreeMap::new(),
@@ -95,14 +114,14 @@ impl Director {
     }
 
     fn start(&mut self, name: &str) {
-        if let Some(spec) = self.scenario.namesrvs.iter().find(|n| n.name == name).cloned() {
-            self.start_namesrv(&spec);
-        } else if let Some(spec) = self.scenario.brokers.iter().find(|b| b.name == name).cloned() {
-            self.start_broker(&spec);
-        } else if let Some(spec) = self.scenario.clients.iter().find(|c| c.name == name).cloned() {
-            self.start_client(&spec);
-        } else {
-            self.start_nacos(name);
+        let s = &self.scenario;
+        match self.rmq.get(name).copied() {
+            Some(RmqProc::Namesrv(i)) => self.start_namesrv(&s.namesrvs[i].clone()),
+            Some(RmqProc::Broker(i)) => self.start_broker(&s.brokers[i].clone()),
+            Some(RmqProc::Client(i)) => self.start_client(&s.clients[i].clone()),
+            None => {
+                self.start_nacos(name);
+            }
         }
     }
 
