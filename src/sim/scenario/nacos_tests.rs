@@ -195,3 +195,23 @@ fn a_misspelt_instance_key_suggests_the_right_one() {
     assert!(msg.ends_with("unknown key `read_timout`"), "{msg}");
     assert!(help.starts_with("did you mean `read_timeout`?"), "{help}");
 }
+
+#[test]
+fn a_standalone_invariant_in_a_distro_cluster_is_refused_where_it_is_listed() {
+    let body =
+        "[scenario]\nname = \"t\"\nduration = \"1m\"\ninvariants = [\"distro_agreement\", \"nacos_bounded_expiry\"]\n\
+                [[nacos_server]]\nname = \"nacos1\"\ncluster = \"east\"\n\
+                [[nacos_server]]\nname = \"nacos2\"\ncluster = \"east\"\n";
+    let e = parse(Path::new("t.toml"), body).expect_err("a cluster");
+    assert_eq!(e.0.len(), 1, "{e}");
+    let (line, column, msg) = (e.0[0].line, e.0[0].column, &e.0[0].message);
+    assert_eq!((line, column), (4, 35), "{msg}");
+    assert!(
+        msg.contains("\"nacos_bounded_expiry\" judges standalone naming servers") && msg.contains("nacos1"),
+        "{msg}"
+    );
+    assert!(e.0[0].help.as_deref().is_some_and(|h| h.contains("distro_agreement")));
+    // One member alone in its cluster is responsible for every client: allowed.
+    let alone = body.replace("[[nacos_server]]\nname = \"nacos2\"\ncluster = \"east\"\n", "");
+    assert!(parse(Path::new("t.toml"), &alone).is_ok());
+}

@@ -161,6 +161,7 @@ fn build(ctx: &mut Ctx, raw: RawScenario, seed_override: Option<u64>) -> Scenari
     let expects = super::expects::expects(ctx, raw.expect, &known);
     let timeline = timeline.placed.into_iter().map(|p| p.event).collect();
     let invariants = invariants(ctx, meta.invariants.as_deref().unwrap_or_default());
+    standalone_only(ctx, meta.invariants.as_deref().unwrap_or_default(), &nacos);
     Scenario {
         invariants,
         name: meta.name.into_inner(),
@@ -209,6 +210,26 @@ fn invariants(ctx: &mut Ctx, keys: &[S<String>]) -> Vec<Invariant> {
         }
     }
     out
+}
+
+/// The 1.x invariants judge each naming server by what arrived at it and what its own checker
+/// did. In a Distro cluster of two or more a member is responsible for only some clients: it
+/// forwards the others' beats to their owner and holds copies that change a sync later, so those
+/// judgements would report correct runs. `distro_agreement` is the cluster's invariant.
+fn standalone_only(ctx: &mut Ctx, keys: &[S<String>], nacos: &super::NacosSpecs) {
+    let Some(member) = nacos.servers.iter().find(|v| nacos.cluster_of(&v.name).len() > 1) else { return };
+    let standalone = [Invariant::NacosStaysHealthy, Invariant::NacosBoundedExpiry, Invariant::NacosRecovery];
+    for k in keys.iter().filter(|k| Invariant::from_key(k.get_ref()).is_some_and(|i| standalone.contains(&i))) {
+        let msg = format!(
+            "invariant {:?} judges standalone naming servers, but {} is in a Distro cluster: a member \
+             not responsible for a client forwards its beats and learns of its expiry a sync later",
+            k.get_ref(),
+            member.name
+        );
+        let help = "in a cluster use \"distro_agreement\" (with \"grpc_stays_connected\" and \
+                    \"grpc_gone_in_time\" for 2.x clients), or give every [[nacos_server]] no `cluster`";
+        ctx.error(k.span(), msg, Some(help.into()));
+    }
 }
 
 fn network(ctx: &mut Ctx, raw: super::raw::RawNetwork) -> NetworkSpec {
