@@ -235,18 +235,22 @@ pub fn broker_label(broker_name: &str, broker_id: u64, addr: &str) -> String {
 
 /// Appends `n` in decimal, as `{n}` would, without the formatting machinery (see
 /// [`broker_label`]).
-pub fn push_decimal(out: &mut String, mut n: u64) {
+pub fn push_decimal(out: &mut String, n: u64) {
     let mut digits = [0u8; 20];
-    let mut i = digits.len();
+    out.push_str(std::str::from_utf8(decimal(n, &mut digits)).expect("ASCII digits"));
+}
+
+/// `n`'s decimal digits, written into the tail of `buf`.
+pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
     loop {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &buf[i..];
         }
     }
-    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
 }
 
 /// `BrokerLiveInfo`: replaced whole on every registration.

@@ -19,6 +19,7 @@
 
 use crate::nacos::notes::NacosNote;
 use crate::rocketmq::notes::{Registration, RmqNote};
+use crate::rocketmq::types::decimal;
 use crate::sim::clock::SimTime;
 use crate::sim::notes::What;
 use serde::ser::{self, Serialize};
@@ -111,19 +112,6 @@ fn encode_registered(t: SimTime, actor: &str, r: &Registration, out: &mut Vec<u8
 fn push_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
-}
-
-/// `n` in decimal, in the tail of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
 }
 
 struct Encoder<'a> {
