@@ -13,8 +13,8 @@
 //!   whose host dies sends no FIN: the ejector finds it idle 20 s after its last request at the
 //!   latest, probes it at its next run, and gives up 5 s later. Runs are 3 s apart *after* the
 //!   previous one ends, and one that probes another silent connection waits 5 s for it
-//!   (`scheduleWithFixedDelay`, `latch.await`): so the next run is at most 8 s away. Counted from the death when
-//!   nothing else fails afterwards — a member that dies too leaves the copies for 3 min
+//!   (`scheduleWithFixedDelay`, `latch.await`): so the next run is at most 8 s away. Counted
+//!   from the death when nothing else fails afterwards — a member that dies too leaves the copies for 3 min
 //!   (lesson 16) — and not before the members have recovered from the fault before it (their
 //!   views `UP` again, a failed sync retried: `distro::recovery`), from the heal if the network
 //!   was not whole when it died; and never before the copies of an earlier fault have expired (a client that
