@@ -16,7 +16,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-const CLUSTER: &str = r#"
+pub(super) const CLUSTER: &str = r#"
 [scenario]
 name = "t"
 duration = "10m"
@@ -48,7 +48,7 @@ rate = 1
 "#;
 
 /// A route for `T` listing `brokers` as (name, master address, write queues).
-fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
+pub(super) fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
     let mut r =
         TopicRouteData { queue_datas: Vec::new(), broker_datas: Vec::new(), filter_server_table: BTreeMap::new() };
     for &(name, addr, queues) in brokers {
@@ -67,19 +67,24 @@ fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
     Arc::new(r)
 }
 
-const BOTH: &[(&str, &str, u32)] = &[("broker-a", "10.0.0.1:10911", 4), ("broker-b", "10.0.0.2:10911", 4)];
+pub(super) const BOTH: &[(&str, &str, u32)] = &[("broker-a", "10.0.0.1:10911", 4), ("broker-b", "10.0.0.2:10911", 4)];
 
-struct Fixture {
-    scenario: Scenario,
-    world: World,
-    client: Rc<RefCell<RouteClientCore>>,
-    watch: SendWatch,
-    state: BTreeMap<String, ProcState>,
+pub(super) struct Fixture {
+    pub(super) scenario: Scenario,
+    pub(super) world: World,
+    pub(super) client: Rc<RefCell<RouteClientCore>>,
+    pub(super) watch: SendWatch,
+    pub(super) state: BTreeMap<String, ProcState>,
 }
 
 impl Fixture {
-    fn new() -> Self {
-        let scenario = parse(Path::new("t.toml"), CLUSTER).expect("the fixture parses");
+    pub(super) fn new() -> Self {
+        Self::from_toml(CLUSTER)
+    }
+
+    /// The fixture over another scenario with the same processes (`a0`, `b0`, `c1`, `p1`).
+    pub(super) fn from_toml(toml: &str) -> Self {
+        let scenario = parse(Path::new("t.toml"), toml).expect("the fixture parses");
         let world = World::new(BTreeMap::new());
         let client = Rc::new(RefCell::new(RouteClientCore::new(vec!["ns1".into()])));
         world.set_client("c1", Some(client.clone()));
@@ -90,7 +95,7 @@ impl Fixture {
         f
     }
 
-    fn set_route(&mut self, brokers: &[(&str, &str, u32)]) {
+    pub(super) fn set_route(&mut self, brokers: &[(&str, &str, u32)]) {
         self.client.borrow_mut().on_route("T", Some(route(brokers)));
     }
 
