@@ -31,6 +31,8 @@ mod tests_nacos;
 mod tests_nacos_recovery;
 #[cfg(test)]
 mod tests_sends;
+#[cfg(test)]
+mod tests_sends_bounds;
 
 use crate::sim::clock::SimTime;
 pub use arrival::{Arrival, ArrivalKind, NacosArrival};
