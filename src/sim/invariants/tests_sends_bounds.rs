@@ -435,6 +435,10 @@ fn a_fault_that_strikes_during_a_claimed_send_lifts_the_claim() {
     // costTime` is false at exactly 3000 ms, so attempt 2 runs with 0 ms and `invokeSync` throws
     // at once (`timeoutMillis <= costTime`); attempt 3 finds `timeout < costTime` and the send
     // ends "sendDefaultImpl call timeout". A correct producer fails that send.
+    // End to end (`routesim run`, seed 1): brokers a0/b0 with 4 queues of `T` each, one
+    // producer at rate 10, no fault before, `host_down = "b0"` at 250.001 s: "invariant
+    // sends_recover VIOLATED at 253.000s: p1's send #2491, begun at 250.000s ... failed: Send [3]
+    // times, still failed (code 10002)" — the same three attempts as above.
     let mut f = Fixture::new();
     let healed = 60_000;
     start(&mut f, healed + SETTLE_README, 1, Some(healed));
@@ -456,6 +460,9 @@ fn a_pause_of_the_client_during_a_claimed_send_lifts_the_claim() {
     // Java: a SIGSTOP does not stop the wall clock: on SIGCONT the attempt's wait
     // (`waitResponse`) is long past its timeout and `sendDefaultImpl` finds its 3 s budget spent
     // (`timeout < costTime`): the send fails, correctly.
+    // End to end (`routesim run`, seed 1, the cluster of the test above): `hang = "c1"` at
+    // 250.001 s, `resume = "c1"` at 260 s: "invariant sends_recover VIOLATED at 260.000s: p1's
+    // send #2491, begun at 250.000s ... failed: sendDefaultImpl call timeout".
     let mut f = Fixture::new();
     let healed = 60_000;
     start(&mut f, healed + SETTLE_README, 1, Some(healed));
