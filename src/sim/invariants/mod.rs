@@ -139,9 +139,10 @@ pub enum Invariant {
     /// queue id is not checked: it re-sends the first request, queue id and all, to another
     /// broker (`MQClientAPIImpl#onExceptionImpl`).
     SendsFollowRoute,
-    /// Once every fault has been healed for the settling time (240 s, as for `convergence`), a
+    /// Once every fault has been healed for the settling time (245 s, as for `convergence`), a
     /// send that begins while its client's route lists only running masters that store the
-    /// topic with at least the route's queues succeeds. Sends are not promised anything when the
+    /// topic with at least the route's queues succeeds, unless a fault or a pause of its client
+    /// overtakes it while it runs (Java fails such a send correctly). Sends are not promised anything when the
     /// route is not sound that way — RocketMQ keeps routing to a broker whose topic was deleted
     /// (TOPIC_NOT_EXIST, retried elsewhere by a sync send, not by an async one), to a topic no
     /// name server has any more (the client keeps its last route), or to queues an

@@ -27,9 +27,11 @@ use std::collections::{BTreeMap, BTreeSet};
 mod namesrv;
 
 /// How long after the last fault the convergence check waits for the cluster to settle: the
-/// worst expiry (120 s + one scan), two register periods (the first registration after a heal
-/// may bounce off a half-open channel) and two client polls.
-pub const SETTLE: SimDuration = SimDuration::from_secs(240);
+/// worst expiry (`DEFAULT_BROKER_CHANNEL_EXPIRED_TIME` 120 s + one 5 s scan), two register
+/// periods (30 s each; the first registration after a heal may bounce off a half-open channel)
+/// and two client polls (`pollNameServerInterval` 30 s each). It was 240 s once, the scan left
+/// out of the sum.
+pub const SETTLE: SimDuration = SimDuration::from_secs(120 + 5 + 2 * 30 + 2 * 30);
 
 /// A name server's schedule, for the expiry bound.
 struct NamesrvFacts {
@@ -241,6 +243,7 @@ impl Monitor {
     /// A fault was applied: remember when, and which cuts and lossy links are now in force.
     fn note_fault(&mut self, at: SimTime, name: &str, world: &World) {
         let previous = std::mem::replace(&mut self.last_fault, at);
+        self.sends.fault();
         let Some(event) = self.scenario.timeline.iter().find(|t| t.at == at && t.name == name) else { return };
         match event.action.clone() {
             Action::Crash(p) => {

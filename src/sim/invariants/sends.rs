@@ -155,7 +155,9 @@ impl SendWatch {
         if f.mode == CommunicationMode::Sync && !flight.excused && now.since(flight.started) > f.bound {
             out.push((Invariant::SendWithinTimeout, overdue(name, id, flight.started, now, f.bound, "took until")));
         }
-        if let (false, Some(route)) = (ok, &flight.must_succeed) {
+        // A pause during the send excuses its failure too: Java's clock runs on through a
+        // SIGSTOP, so the send finds its budget spent when it resumes.
+        if let (false, false, Some(route)) = (ok, flight.excused, &flight.must_succeed) {
             let detail = format!(
                 "{name}'s send #{id}, begun at {} with every fault healed for at least {}, failed: {result}; {}'s route for {} listed only running masters that store it: {route}",
                 flight.started,
@@ -167,6 +169,15 @@ impl SendWatch {
         }
         self.prune(name);
         out
+    }
+
+    /// A fault was applied (or an operator acted): the sends in flight lose `sends_recover`'s
+    /// claim, made when the cluster was settled. A broker's host going down under a send fails
+    /// it correctly in Java: the attempt waits out its timeout and leaves the retries nothing.
+    pub fn fault(&mut self) {
+        for flight in self.flights.values_mut() {
+            flight.must_succeed = None;
+        }
     }
 
     /// A process changed state: a paused client excuses its sends in flight; a stopped one

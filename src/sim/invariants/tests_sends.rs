@@ -160,15 +160,15 @@ fn a_paused_client_excuses_its_sends() {
 #[test]
 fn after_settling_a_send_over_a_sound_route_must_succeed() {
     let mut f = Fixture::new();
-    // 240 s after the last fault, both masters running and storing T: a failure is a violation.
-    f.start(300, 1, Some(60));
-    let found = f.watch.done(SimTime(300_001), "p1", 1, false, "sendDefaultImpl call timeout");
+    // 245 s after the last fault, both masters running and storing T: a failure is a violation.
+    f.start(305, 1, Some(60));
+    let found = f.watch.done(SimTime(305_001), "p1", 1, false, "sendDefaultImpl call timeout");
     assert_eq!(found.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [Invariant::SendsRecover]);
     // Too soon after the fault, or with a fault in force: no claim.
-    f.start(299, 2, Some(60));
-    assert!(f.watch.done(SimTime(299_500), "p1", 2, false, "x").is_empty());
-    f.start(300, 3, None);
-    assert!(f.watch.done(SimTime(300_500), "p1", 3, false, "x").is_empty());
+    f.start(304, 2, Some(60));
+    assert!(f.watch.done(SimTime(304_500), "p1", 2, false, "x").is_empty());
+    f.start(305, 3, None);
+    assert!(f.watch.done(SimTime(305_500), "p1", 3, false, "x").is_empty());
     // A route that lists a stopped master, or more queues than the broker stores: no claim.
     f.state.insert("b0".into(), ProcState::Down);
     f.start(400, 4, Some(60));
