@@ -339,14 +339,13 @@ fn a_retry_may_not_use_a_broker_only_a_newer_route_lists() {
 
 // ---- sends_recover -------------------------------------------------------------------------
 
-/// `monitor::SETTLE` from its terms, with the scenario defaults:
-///   RouteInfoManager DEFAULT_BROKER_CHANNEL_EXPIRED_TIME 120 s
-///   + NamesrvConfig#scanNotActiveBrokerInterval 5 s (the scenario's `scan_interval` default)
-///   + 2 x BrokerConfig#registerNameServerPeriod 30 s
-///   + 2 x ClientConfig#pollNameServerInterval 30 s
-/// = 245 s. (The constant once said 240 s, the scan left out.) The producer's own terms are small:
-/// `retryTimesWhenSendFailed` 2 gives three attempts within one send, and the latency fault table
-/// (`MQFaultStrategy`) only steers the choice of queue.
+/// `monitor::SETTLE` from its terms, with the scenario defaults: `RouteInfoManager`'s
+/// `DEFAULT_BROKER_CHANNEL_EXPIRED_TIME` 120 s, `NamesrvConfig#scanNotActiveBrokerInterval` 5 s
+/// (the scenario's `scan_interval` default), two `BrokerConfig#registerNameServerPeriod` of 30 s
+/// and two `ClientConfig#pollNameServerInterval` of 30 s: 245 s. (The constant once said 240 s,
+/// the scan left out.) The producer's own terms are small: `retryTimesWhenSendFailed` 2 gives
+/// three attempts within one send, and the latency fault table (`MQFaultStrategy`) only steers
+/// the choice of queue.
 const SETTLE_README: u64 = 120_000 + 5_000 + 2 * 30_000 + 2 * 30_000;
 
 #[test]
