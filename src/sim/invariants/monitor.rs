@@ -158,7 +158,7 @@ impl Monitor {
             self.grpc.started(name);
         }
         self.nacos.process(now, name, before, state);
-        self.sends.process(name, state);
+        self.sends.process(now, name, state);
         if self.namesrvs.contains_key(name) {
             match (before, state) {
                 (Some(ProcState::Hung), ProcState::Running) => {

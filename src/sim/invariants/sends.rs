@@ -45,7 +45,13 @@ pub struct AttemptSeen<'a> {
 /// A send that began and has not ended.
 struct Flight {
     started: SimTime,
-    /// Its client was paused while it ran: the wait is the pause's, not the send's.
+    /// Since when its client is paused, while it is: the wait is the pause's, not the send's.
+    paused: Option<SimTime>,
+    /// How long its client was paused while it ran, pauses over: its bound moves out by that
+    /// much. (Java's waits run on the wall clock, which a SIGSTOP does not stop, so at the
+    /// SIGCONT every wait that came due ends at once: the send ends by then.)
+    pauses: SimDuration,
+    /// Whether it was ever paused: its failure is then the pause's too.
     excused: bool,
     /// `sends_recover` claims it must succeed (the cluster was settled and the route sound when
     /// it began), with the route's description for the report.
@@ -113,7 +119,9 @@ impl SendWatch {
         // A send can begin in the very instant its client is paused (the pause and the tick
         // race, as a SIGSTOP and a timer thread do); it is the pause's then, too.
         let excused = settled.state.get(&f.client) == Some(&ProcState::Hung);
-        self.flights.insert((name.to_string(), id), Flight { started: now, excused, must_succeed });
+        let paused = excused.then_some(now);
+        let flight = Flight { started: now, paused, pauses: SimDuration::ZERO, excused, must_succeed };
+        self.flights.insert((name.to_string(), id), flight);
     }
 
     /// An attempt was put on the wire.
@@ -151,8 +159,9 @@ impl SendWatch {
         let mut out = Vec::new();
         let Some(flight) = self.flights.remove(&(name.to_string(), id)) else { return out };
         let Some(f) = self.producers.get(name) else { return out };
-        self.due.remove(&(flight.started + f.bound, name.to_string(), id));
-        if f.mode == CommunicationMode::Sync && !flight.excused && now.since(flight.started) > f.bound {
+        let bound = f.bound + flight.pauses;
+        self.due.remove(&(flight.started + bound, name.to_string(), id));
+        if f.mode == CommunicationMode::Sync && flight.paused.is_none() && now.since(flight.started) > bound {
             out.push((Invariant::SendWithinTimeout, overdue(name, id, flight.started, now, f.bound, "took until")));
         }
         // A pause during the send excuses its failure too: Java's clock runs on through a
@@ -180,24 +189,38 @@ impl SendWatch {
         }
     }
 
-    /// A process changed state: a paused client excuses its sends in flight; a stopped one
-    /// takes them with it (Java's threads die with the JVM).
-    pub fn process(&mut self, client: &str, state: ProcState) {
+    /// A process changed state at `now`: a paused client excuses its sends in flight until it
+    /// resumes, and their bounds move out by the pause; a stopped one takes them with it (Java's
+    /// threads die with the JVM).
+    pub fn process(&mut self, now: SimTime, client: &str, state: ProcState) {
         let names: Vec<String> =
             self.producers.iter().filter(|(_, f)| f.client == client).map(|(n, _)| n.clone()).collect();
         for name in names {
             let ids: Vec<u64> =
                 self.flights.range((name.clone(), 0)..=(name.clone(), u64::MAX)).map(|(k, _)| k.1).collect();
             for id in ids {
+                let f = &self.producers[&name];
+                let (sync, bound) = (f.mode == CommunicationMode::Sync, f.bound);
+                let key = (name.clone(), id);
                 match state {
-                    ProcState::Running => {}
+                    ProcState::Running => {
+                        let Some(flight) = self.flights.get_mut(&key) else { continue };
+                        let Some(since) = flight.paused.take() else { continue };
+                        self.due.remove(&(flight.started + bound + flight.pauses, name.clone(), id));
+                        flight.pauses = flight.pauses + now.since(since);
+                        if sync {
+                            self.due.insert((flight.started + bound + flight.pauses, name.clone(), id));
+                        }
+                    }
                     ProcState::Hung => {
-                        self.flights.get_mut(&(name.clone(), id)).into_iter().for_each(|f| f.excused = true)
+                        if let Some(flight) = self.flights.get_mut(&key) {
+                            flight.paused.get_or_insert(now);
+                            flight.excused = true;
+                        }
                     }
                     ProcState::Down => {
-                        if let Some(flight) = self.flights.remove(&(name.clone(), id)) {
-                            let bound = self.producers[&name].bound;
-                            self.due.remove(&(flight.started + bound, name.clone(), id));
+                        if let Some(flight) = self.flights.remove(&key) {
+                            self.due.remove(&(flight.started + bound + flight.pauses, name.clone(), id));
                         }
                     }
                 }
@@ -215,10 +238,11 @@ impl SendWatch {
             }
             self.due.pop_first();
             let Some(flight) = self.flights.get(&(name.clone(), id)) else { continue };
-            if flight.excused {
+            // Paused: the resume files it again, its bound moved out by the pause.
+            if flight.paused.is_some() {
                 continue;
             }
-            let bound = self.producers[&name].bound;
+            let bound = self.producers[&name].bound + flight.pauses;
             return Some((
                 Invariant::SendWithinTimeout,
                 overdue(&name, id, flight.started, now, bound, "was still running at"),

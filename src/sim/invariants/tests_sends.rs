@@ -152,7 +152,7 @@ fn a_sync_send_may_take_its_timeout_plus_the_connect_timeout_and_no_more() {
 fn a_paused_client_excuses_its_sends() {
     let mut f = Fixture::new();
     f.start(10, 1, None);
-    f.watch.process("c1", ProcState::Hung);
+    f.watch.process(SimTime(11_000), "c1", ProcState::Hung);
     assert_eq!(f.watch.before_instant(SimTime(60_000)), None);
     assert!(f.watch.done(SimTime(60_000), "p1", 1, false, "timeout").is_empty());
 }
