@@ -58,6 +58,14 @@ struct Flight {
     must_succeed: Option<String>,
 }
 
+impl Flight {
+    /// When a sync send with this `bound` is overdue: the bound counts from the start, moved
+    /// out by the pauses over so far.
+    fn due(&self, bound: SimDuration) -> SimTime {
+        self.started + bound + self.pauses
+    }
+}
+
 /// The monitor's view of the cluster at a send's start, for `sends_recover`.
 pub struct Settled<'a> {
     /// When the last fault ended, if none is in force.
@@ -159,10 +167,9 @@ impl SendWatch {
         let mut out = Vec::new();
         let Some(flight) = self.flights.remove(&(name.to_string(), id)) else { return out };
         let Some(f) = self.producers.get(name) else { return out };
-        let bound = f.bound + flight.pauses;
-        self.due.remove(&(flight.started + bound, name.to_string(), id));
-        if f.mode == CommunicationMode::Sync && flight.paused.is_none() && now.since(flight.started) > bound {
-            out.push((Invariant::SendWithinTimeout, overdue(name, id, flight.started, now, f.bound, "took until")));
+        self.due.remove(&(flight.due(f.bound), name.to_string(), id));
+        if f.mode == CommunicationMode::Sync && flight.paused.is_none() && now > flight.due(f.bound) {
+            out.push((Invariant::SendWithinTimeout, overdue(name, id, &flight, now, f.bound, "took until")));
         }
         // A pause during the send excuses its failure too: Java's clock runs on through a
         // SIGSTOP, so the send finds its budget spent when it resumes.
@@ -206,10 +213,10 @@ impl SendWatch {
                     ProcState::Running => {
                         let Some(flight) = self.flights.get_mut(&key) else { continue };
                         let Some(since) = flight.paused.take() else { continue };
-                        self.due.remove(&(flight.started + bound + flight.pauses, name.clone(), id));
+                        self.due.remove(&(flight.due(bound), name.clone(), id));
                         flight.pauses = flight.pauses + now.since(since);
                         if sync {
-                            self.due.insert((flight.started + bound + flight.pauses, name.clone(), id));
+                            self.due.insert((flight.due(bound), name.clone(), id));
                         }
                     }
                     ProcState::Hung => {
@@ -220,7 +227,7 @@ impl SendWatch {
                     }
                     ProcState::Down => {
                         if let Some(flight) = self.flights.remove(&key) {
-                            self.due.remove(&(flight.started + bound + flight.pauses, name.clone(), id));
+                            self.due.remove(&(flight.due(bound), name.clone(), id));
                         }
                     }
                 }
@@ -242,10 +249,10 @@ impl SendWatch {
             if flight.paused.is_some() {
                 continue;
             }
-            let bound = self.producers[&name].bound + flight.pauses;
+            let bound = self.producers[&name].bound;
             return Some((
                 Invariant::SendWithinTimeout,
-                overdue(&name, id, flight.started, now, bound, "was still running at"),
+                overdue(&name, id, flight, now, bound, "was still running at"),
             ));
         }
         None
@@ -264,9 +271,14 @@ impl SendWatch {
     }
 }
 
-fn overdue(name: &str, id: u64, started: SimTime, now: SimTime, bound: SimDuration, verb: &str) -> String {
+fn overdue(name: &str, id: u64, flight: &Flight, now: SimTime, bound: SimDuration, verb: &str) -> String {
+    let started = flight.started;
+    let paused = match flight.pauses {
+        SimDuration::ZERO => String::new(),
+        p => format!(", and the {p} its client was paused"),
+    };
     format!(
-        "{name}'s sync send #{id} began at {started} and {verb} {now}, {} later: more than its send timeout plus the connect timeout ({bound})",
+        "{name}'s sync send #{id} began at {started} and {verb} {now}, {} later: more than its send timeout plus the connect timeout ({bound}){paused}",
         now.since(started)
     )
 }

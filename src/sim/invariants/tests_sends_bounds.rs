@@ -219,7 +219,9 @@ fn a_pause_excuses_a_send_only_until_the_resume() {
     f.watch.process(t(11_000), "c1", ProcState::Hung);
     f.watch.process(t(12_000), "c1", ProcState::Running);
     assert_eq!(f.watch.before_instant(t(17_000)), None);
-    assert_eq!(f.watch.before_instant(t(60_000)).map(|(i, _)| i), Some(Invariant::SendWithinTimeout));
+    let (invariant, detail) = f.watch.before_instant(t(60_000)).expect("overdue");
+    assert_eq!(invariant, Invariant::SendWithinTimeout);
+    assert!(detail.contains("connect timeout (6s), and the 1s its client was paused"), "{detail}");
     assert_eq!(kinds(&f.watch.done(t(60_000), "p1", 1, false, "timeout")), [Invariant::SendWithinTimeout]);
 }
 
