@@ -4,6 +4,7 @@
 //! `ns1/scanner  a0 silent 125.0s > 120s: close channel, queue unregister`.
 
 use crate::rocketmq::send::SendCode;
+use crate::rocketmq::types::BrokerLabel;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use serde::Serialize;
@@ -239,26 +240,6 @@ impl Registration {
     /// `brokerName[id]@addr`, as every other note names a broker.
     pub fn broker(&self) -> BrokerLabel<'_> {
         BrokerLabel { name: &self.broker_name, id: self.id, addr: &self.addr }
-    }
-}
-
-/// `brokerName[id]@addr`, written on demand (see [`Registration`]).
-#[derive(Clone, Copy, Debug)]
-pub struct BrokerLabel<'a> {
-    pub name: &'a str,
-    pub id: u64,
-    pub addr: &'a str,
-}
-
-impl fmt::Display for BrokerLabel<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]@{}", self.name, self.id, self.addr)
-    }
-}
-
-impl Serialize for BrokerLabel<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
     }
 }
 

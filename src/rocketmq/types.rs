@@ -225,12 +225,41 @@ impl fmt::Display for BrokerAddrInfo {
 /// starts empty) cost more than the route-table update itself.
 pub fn broker_label(broker_name: &str, broker_id: u64, addr: &str) -> String {
     let mut out = String::with_capacity(broker_name.len() + addr.len() + 24);
-    out.push_str(broker_name);
-    out.push('[');
-    push_decimal(&mut out, broker_id);
-    out.push_str("]@");
-    out.push_str(addr);
+    let label = BrokerLabel { name: broker_name, id: broker_id, addr };
+    label.write_to(&mut out).expect("a String takes any text");
     out
+}
+
+/// `brokerName[id]@addr` as its parts, written out only when read (see [`broker_label`]): a
+/// note can hold one without building the text.
+#[derive(Clone, Copy, Debug)]
+pub struct BrokerLabel<'a> {
+    pub name: &'a str,
+    pub id: u64,
+    pub addr: &'a str,
+}
+
+impl BrokerLabel<'_> {
+    fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        let mut digits = [0u8; 20];
+        let id = std::str::from_utf8(decimal(self.id, &mut digits)).expect("ASCII digits");
+        for part in [self.name, "[", id, "]@", self.addr] {
+            out.write_str(part)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for BrokerLabel<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
+    }
+}
+
+impl Serialize for BrokerLabel<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Appends `n` in decimal, as `{n}` would, without the formatting machinery (see
@@ -314,7 +343,7 @@ impl fmt::Display for UnregisterRequest {
 
 #[cfg(test)]
 mod tests {
-    use super::{broker_label, push_decimal};
+    use super::{broker_label, push_decimal, BrokerLabel};
 
     #[test]
     fn hand_built_labels_read_exactly_as_format_would_write_them() {
@@ -322,6 +351,8 @@ mod tests {
             broker_label("broker-a", 1, "10.0.0.2:10911"),
             format!("{}[{}]@{}", "broker-a", 1, "10.0.0.2:10911")
         );
+        let label = BrokerLabel { name: "broker-b", id: 0, addr: "10.0.0.3:10911" };
+        assert_eq!(label.to_string(), "broker-b[0]@10.0.0.3:10911");
         for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX] {
             let mut out = String::from("x");
             push_decimal(&mut out, n);
