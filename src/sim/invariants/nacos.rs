@@ -59,6 +59,13 @@ pub struct NacosWatch {
     /// server → client → the last arrival of anything from that `ip:port`: never earlier than
     /// the client's `lastUpdatedTime`, which the cleaner reads.
     touched: BTreeMap<String, BTreeMap<ClientKey, SimTime>>,
+    /// server → (service, client) → the last deregistration of it that reached the server, this
+    /// incarnation of the server. One can arrive long after its sender died: a DELETE caught in
+    /// a partition stays in its orphaned socket's retransmissions (Linux retries an orphan 8
+    /// times, `tcp_orphan_retries` 0), and once the link heals it removes the instance a new
+    /// incarnation of the app registered in the meantime. The server is right to, and the
+    /// client's next beat restores it: `nacos_recovery` counts its bound from that arrival.
+    deleted: BTreeMap<String, BTreeMap<InstanceKey, SimTime>>,
     /// What each server publishes, followed from its trace events.
     published: BTreeMap<String, BTreeSet<InstanceKey>>,
     server_started: BTreeMap<String, SimTime>,
@@ -115,6 +122,7 @@ impl NacosWatch {
             instances,
             seen: BTreeMap::new(),
             touched: BTreeMap::new(),
+            deleted: BTreeMap::new(),
             published: BTreeMap::new(),
             server_started: BTreeMap::new(),
             server_resumed: BTreeMap::new(),
@@ -138,6 +146,7 @@ impl NacosWatch {
                     self.server_resumed.remove(name);
                     self.seen.remove(name);
                     self.touched.remove(name);
+                    self.deleted.remove(name);
                     self.published.remove(name);
                 }
                 ProcState::Down => {
@@ -178,6 +187,7 @@ impl NacosWatch {
         }
         per_server(&mut self.touched, server).insert(a.client.clone(), now);
         if a.kind == ArrivalKind::Deregister {
+            per_server(&mut self.deleted, server).insert((a.service, a.client), now);
             return;
         }
         let seen = per_server(&mut self.seen, server);
@@ -371,7 +381,9 @@ impl NacosWatch {
             }
             let registers = self.app_started.get(&i.app).map_or(SimTime::ZERO, |t| *t + i.offset);
             let started = self.server_started.get(server).copied().unwrap_or_default();
-            let by = recovery.by(quiet.since.max(registers).max(started));
+            let deleted = self.deleted.get(server).and_then(|d| d.get(key)).copied();
+            let from = quiet.since.max(registers).max(started).max(deleted.unwrap_or_default());
+            let by = recovery.by(from);
             let got = match core.instance(service, client) {
                 Some(p) if p.healthy => continue,
                 Some(_) => "unhealthy",
@@ -380,16 +392,14 @@ impl NacosWatch {
             if now > by {
                 let last = self.seen_at(server, key).map(|s| s.last);
                 let last = last.map_or("never".to_string(), |t| t.to_string());
+                let since = match deleted {
+                    Some(at) if at == from => format!("a deregistration of it arrived at {at}"),
+                    _ => format!("quiet since {from}"),
+                };
                 diffs.push(format!(
-                    "{} ({service} {client}) expected healthy by {by} (quiet since {}, + stall {} + queue {} + slowest \
+                    "{} ({service} {client}) expected healthy by {by} ({since}, + stall {} + queue {} + slowest \
                      link {} + beat cycle {} + 3 hops of {}), got {got} (last arrival {last})",
-                    i.name,
-                    quiet.since,
-                    recovery.stall,
-                    recovery.queue,
-                    recovery.slowest,
-                    recovery.cycle,
-                    recovery.hop
+                    i.name, recovery.stall, recovery.queue, recovery.slowest, recovery.cycle, recovery.hop
                 ));
             }
         }

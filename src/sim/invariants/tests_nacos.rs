@@ -15,7 +15,7 @@ use super::Invariant;
 use crate::nacos::naming::{NamingServer, RegisterSource};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::types::{ClientKey, Instance, ServiceKey};
-use crate::nacos::wire::{Answer, BeatReq};
+use crate::nacos::wire::{Answer, BeatReq, DeregisterReq};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ProcState;
 use crate::sim::mutation::Mutation;
@@ -112,6 +112,18 @@ impl Fixture {
         self.arrived(ms, name, ArrivalKind::Register);
         let (service, instance) = &self.instances[name];
         let changes = self.core().borrow_mut().register(t(ms), service, instance, RegisterSource::Request);
+        for change in changes {
+            assert_eq!(self.mark(ms, &NacosNote::from(change)), None);
+        }
+    }
+
+    /// A DELETE for `name` arrives at `ms` and the server removes the instance.
+    pub(super) fn deregister(&mut self, ms: u64, name: &str) {
+        self.arrived(ms, name, ArrivalKind::Deregister);
+        let (service, i) = &self.instances[name];
+        let req =
+            DeregisterReq { service: service.clone(), cluster: i.cluster.clone(), ip: i.ip.clone(), port: i.port };
+        let changes = self.core().borrow_mut().deregister(t(ms), &req);
         for change in changes {
             assert_eq!(self.mark(ms, &NacosNote::from(change)), None);
         }

@@ -65,6 +65,30 @@ fn a_slow_link_during_the_faults_adds_its_latency_to_the_recovery_bound() {
     assert!(f.recovery(RECOVERED + 500 + 1, 60_000, 500).is_some());
 }
 
+/// A DELETE the app sent before it was killed, caught in a partition, can arrive after the
+/// heal: the orphaned socket keeps retransmitting (Linux retries an orphan 8 times, about 100 s
+/// at the minimum RTO) and the server removes the instance the restarted app registered. The
+/// instance is due back one recovery bound after that arrival, not after the heal: the app's
+/// next beat gets 20404 and it registers again.
+#[test]
+fn a_late_deregistration_restarts_the_recovery_bound() {
+    let mut f = both_registered();
+    f.beat(56_000, "orders-1");
+    f.beat(56_000, "payments-1");
+    let late = 70_000; // 10 s after the heal at 60 s
+    f.deregister(late, "orders-1");
+    assert_eq!(f.held("orders-1"), None);
+    let bound = late + (50_000 + 2 * HOP) + 6 * HOP + 5_000 + 3 * HOP;
+    assert_eq!(f.recovery(bound, 60_000, 0), None, "a removal the server was asked for");
+    let v = f.recovery(bound + 1, 60_000, 0).expect("still absent after its bound");
+    assert!(v.contains(&format!("healthy by {}", t(bound))), "{v}");
+    assert!(v.contains(&format!("a deregistration of it arrived at {}", t(late))), "{v}");
+    // The app beats on: 20404, and it registers again.
+    assert_eq!(f.beat(late + 5_000, "orders-1"), CODE_RESOURCE_NOT_FOUND);
+    f.register(late + 5_000 + 2 * HOP, "orders-1");
+    assert_eq!(f.recovery(bound + 1, 60_000, 0), None);
+}
+
 // ---- distro_agreement ----
 
 const CLUSTER: &str = r#"
