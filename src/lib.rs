@@ -25,7 +25,7 @@
 //! # Flow
 //!
 //! ```text
-//!  scenario.toml ──validate──▶ Scenario ──runner──▶ actix System (virtual clock)
+//!  scenario.toml ──validate──▶ Scenario ──runner──▶ actix actors (virtual clock)
 //!                                                   │
 //!      director ──faults──▶ brokers ◀──packets──▶ network ◀──packets──▶ name servers
 //!                                                   │  (agenda: every timer and packet)

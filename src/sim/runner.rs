@@ -1,8 +1,8 @@
 //! Runs one scenario: builds the actor system on a virtual clock, lets it play out, and collects
 //! the verdicts and the trace digest.
 //!
-//! Each run owns one actix `System` over a current-thread tokio runtime without timers: the
-//! network's driver moves virtual time whenever the runtime runs out of work (its park hook), so
+//! Each run owns a current-thread tokio runtime without timers, its actors tasks of one
+//! `LocalSet`: the network's driver moves virtual time whenever they all run out of work, so
 //! a run is single-threaded and its virtual time jumps from event to event. Runs are
 //! independent; `routesim check` runs several on separate threads.
 
@@ -146,16 +146,12 @@ fn world_for(scenario: &Scenario) -> World {
 pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
     let seed = opts.seed.unwrap_or(scenario.seed);
     let end = SimTime::ZERO + scenario.duration;
-    // No tokio timers and no I/O: the driver moves virtual time itself, whenever the runtime
-    // runs dry (`IdleGate`).
+    // No tokio timers and no I/O: the driver moves virtual time itself, whenever the actors run
+    // dry (`IdleGate`).
     let idle = IdleGate::default();
-    let system = actix_rt::System::with_tokio_rt({
-        let gate = idle.clone();
-        move || gate.runtime()
-    });
     let (name, invariants) = (scenario.name.clone(), scenario.invariants.clone());
     let scenario = scenario.clone();
-    let obs = system.block_on(async move {
+    let obs = idle.clone().block_on(async move {
         let checker = Checker::new(scenario.expects.clone());
         let mut obs = Obs::new(Trace::new(opts.trace), checker, world_for(&scenario));
         if !scenario.invariants.is_empty() {

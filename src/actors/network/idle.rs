@@ -1,36 +1,47 @@
 //! How the driver learns that every actor has finished the work of an instant.
 //!
-//! The run's runtime is tokio's single-threaded scheduler. When it finds no task ready it is
-//! about to park the thread: every mailbox is empty and every handler has returned, so nothing
-//! can happen at this instant any more unless the driver delivers it. Tokio runs the runtime's
-//! `on_thread_park` hook at exactly that moment, and a task the hook wakes runs instead of the
-//! thread parking (`current_thread::Context::park` checks for pending work after the hook). A
-//! run's runtime ([`IdleGate::runtime`]) has [`IdleGate::on_park`] as that hook; the driver
-//! awaits [`IdleGate::wait`].
+//! A run's actors are tasks of one `LocalSet` on tokio's current-thread runtime. The set is idle
+//! when one of its polls ends with no task ready and nothing woken: every mailbox is empty and
+//! every handler has returned, so nothing can happen at this instant any more unless the driver
+//! delivers it. [`IdleGate::block_on`] runs the run's future in such a set and watches for
+//! exactly that moment: it polls the set with a waker of its own, so it sees every task the set
+//! schedules, and when a poll ends without one it opens the gate the driver awaits
+//! ([`IdleGate::wait`]) and polls again. tokio's scheduler is never asked to park for it.
 //!
-//! It used to sleep on tokio's paused clock instead, which detects the same moment (tokio moves
-//! a paused clock only when the runtime is idle) but pays for it at every instant: a pass of
-//! tokio's timer wheel, wall-clock reads for its metrics, and re-arming the driver's timer
-//! whenever an actor added an earlier entry. About one instant per trace event in the RocketMQ
-//! bench, whose brokers start staggered; this gate is a lock and a wake.
+//! Two designs came before. The driver slept on tokio's paused clock, which moves only when the
+//! runtime is idle: the same moment, but paid for at every instant with a pass of tokio's timer
+//! wheel, wall-clock reads and re-arming the driver's timer. Then the runtime's
+//! `on_thread_park` hook opened the gate: tokio calls it when its own queue is empty, after the
+//! `LocalSet` has yielded to it, and around each such park its scheduler reads the wall clock
+//! twice for its busy-time metrics, takes a lock and polls its (empty) driver. That was about
+//! 150 ns per instant, and the RocketMQ bench passes 512,449 instants; this loop is a flag check.
+//!
+//! One rule follows: no actor may yield with `tokio::task::yield_now`, or run a tokio primitive
+//! out of its cooperative budget. Both defer the task's wake until tokio's scheduler parks,
+//! which it does not while a driver waits, so the loop would take the set for idle and leave
+//! the task asleep. actix yields by waking its own task at once, which the loop sees; the only
+//! tokio primitive in a run is the `oneshot` that reports its end.
 
-use std::future::poll_fn;
+use std::cell::RefCell;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 
 /// Why the driver was woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Woken {
-    /// The runtime has no other task to run: time may move.
+    /// No actor has anything left to do: time may move.
     Idle,
     /// An actor added an entry for the current instant.
     Poked,
 }
 
-/// Shared between the runtime's park hook (which tokio requires to be `Send + Sync`) and the
-/// driver; both run on the run's one thread, so the lock is never contended.
+/// Shared by the idle loop and the driver; both run on the run's one thread.
 #[derive(Clone, Default)]
-pub struct IdleGate(Arc<Mutex<Gate>>);
+pub struct IdleGate(Rc<RefCell<Gate>>);
 
 #[derive(Default)]
 struct Gate {
@@ -40,44 +51,67 @@ struct Gate {
 }
 
 impl IdleGate {
-    /// A run's runtime: one thread, no timers and no I/O, this gate as its park hook.
-    pub fn runtime(&self) -> tokio::runtime::Runtime {
-        let hook = self.clone();
-        tokio::runtime::Builder::new_current_thread()
-            .on_thread_park(move || hook.on_park())
+    /// Runs `fut` to completion on a current-thread runtime without timers or I/O, with the
+    /// tasks it spawns in a `LocalSet` (actix starts every actor there), opening the gate
+    /// whenever they all run dry.
+    pub fn block_on<F: Future>(&self, fut: F) -> F::Output {
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
-            .expect("a current-thread tokio runtime can always be built")
-    }
-
-    /// The runtime's park hook: the runtime has no ready task. Opens the gate for a driver that
-    /// waits; with none waiting (before the run starts, after it ends) the thread parks as usual.
-    pub fn on_park(&self) {
-        self.wake(Woken::Idle);
+            .expect("a current-thread tokio runtime can always be built");
+        let local = tokio::task::LocalSet::new();
+        let mut set = pin!(local.run_until(fut));
+        let seen = Arc::new(Seen::default());
+        let waker = Waker::from(seen.clone());
+        runtime.block_on(poll_fn(|cx| {
+            seen.parked.store(false, Ordering::Relaxed);
+            loop {
+                seen.woken.store(false, Ordering::Relaxed);
+                if let Poll::Ready(out) = set.as_mut().poll(&mut Context::from_waker(&waker)) {
+                    return Poll::Ready(out);
+                }
+                // Woken during the poll: the set yielded with tasks still queued, or a task
+                // scheduled another. Either way this instant is not over.
+                if seen.woken.load(Ordering::Relaxed) || self.wake(Woken::Idle) {
+                    continue;
+                }
+                // Idle, and no driver waits (before the run starts, after it ends): hand the
+                // thread back to tokio until something wakes the set.
+                *seen.outer.lock().unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
+                // Sequentially consistent, with the two in `wake_by_ref`: a wake from another
+                // thread either is seen here or sees `parked` and wakes tokio.
+                seen.parked.store(true, Ordering::SeqCst);
+                if !seen.woken.load(Ordering::SeqCst) {
+                    return Poll::Pending;
+                }
+            }
+        }))
     }
 
     /// An entry for the current instant: the driver runs next in the task queue's order, as
-    /// an actor sent a message would, and does not wait for the runtime to run dry first. A
+    /// an actor sent a message would, and does not wait for every actor to run dry first. A
     /// zero-delay timer or a close notice so reaches its process in the order a real thread
     /// hand-off would give it, not behind every other actor's chain of messages.
     pub(super) fn poke(&self) {
         self.wake(Woken::Poked);
     }
 
-    fn wake(&self, why: Woken) {
-        let mut gate = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(waker) = gate.waiting.take() {
+    /// Opens the gate for a waiting driver; false when none waits.
+    fn wake(&self, why: Woken) -> bool {
+        let waker = {
+            let mut gate = self.0.borrow_mut();
+            let Some(waker) = gate.waiting.take() else { return false };
             gate.woken = Some(why);
-            drop(gate);
-            waker.wake();
-        }
+            waker
+        };
+        waker.wake();
+        true
     }
 
-    /// Resolves when the runtime has run out of other work, or when poked. A poll before
-    /// either (the network actor's context polls its futures for any message it gets) keeps
-    /// waiting.
+    /// Resolves when every actor has run out of work, or when poked. A poll before either
+    /// (the network actor's context polls its futures for any message it gets) keeps waiting.
     pub(super) async fn wait(&self) -> Woken {
         poll_fn(|cx| {
-            let mut gate = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut gate = self.0.borrow_mut();
             match gate.woken.take() {
                 Some(why) => Poll::Ready(why),
                 None => {
@@ -90,27 +124,67 @@ impl IdleGate {
     }
 }
 
+/// The waker the idle loop polls the `LocalSet` with: it notes that the set has work, and
+/// passes the wake on to tokio only while the loop has handed the thread back.
+#[derive(Default)]
+struct Seen {
+    woken: AtomicBool,
+    parked: AtomicBool,
+    outer: Mutex<Option<Waker>>,
+}
+
+impl Wake for Seen {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::SeqCst);
+        if self.parked.load(Ordering::SeqCst) {
+            if let Some(outer) = self.outer.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                outer.wake();
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::cell::Cell;
-    use std::rc::Rc;
 
-    /// Waits on the gate while another task runs a chain of 1,000 steps that keeps the runtime
-    /// busy, as a burst of messages between actors does, poking the gate at step `poke_at`.
+    /// Yields the way actix's mailbox does when it has handled its share of messages: wakes
+    /// its own task at once and returns. (tokio's `yield_now` instead defers the wake until
+    /// tokio's scheduler parks, which the idle loop never asks it to while a driver waits: no
+    /// actor may use it, see the module doc.)
+    async fn yield_once() {
+        let mut yielded = false;
+        poll_fn(|cx| {
+            if yielded {
+                return Poll::Ready(());
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Waits on the gate while another task runs a chain of 1,000 steps that keeps the actors
+    /// busy, as a burst of messages between them does, poking the gate at step `poke_at`.
     /// Returns why the wait ended and how many steps had run by then.
     fn wait_beside_a_chain(poke_at: Option<usize>) -> (Woken, usize) {
         let gate = IdleGate::default();
         let steps = Rc::new(Cell::new(0));
         let (counter, poker) = (steps.clone(), gate.clone());
-        tokio::task::LocalSet::new().block_on(&gate.runtime(), async move {
+        gate.block_on(async {
             tokio::task::spawn_local(async move {
                 for i in 0..1_000 {
                     counter.set(counter.get() + 1);
                     if Some(i) == poke_at {
                         poker.poke();
                     }
-                    tokio::task::yield_now().await;
+                    yield_once().await;
                 }
             });
             let woken = gate.wait().await;
@@ -124,21 +198,34 @@ mod tests {
     }
 
     #[test]
-    fn a_poke_wakes_the_driver_before_the_runtime_is_idle() {
+    fn a_poke_wakes_the_driver_before_the_actors_are_idle() {
         let (woken, steps) = wait_beside_a_chain(Some(10));
         assert_eq!(woken, Woken::Poked);
         assert!(steps < 1_000, "the driver ran only after the chain ended ({steps} steps)");
     }
 
     #[test]
-    fn with_nobody_waiting_the_park_hook_does_nothing() {
+    fn with_nobody_waiting_a_poke_is_not_kept_for_a_later_wait() {
         let gate = IdleGate::default();
-        gate.on_park();
         gate.poke();
-        let woken = gate.runtime().block_on(async {
-            // Nothing was stored for a later wait: this one waits for the next park.
+        let woken = gate.block_on(async {
+            // Nothing was stored for a later wait: this one waits until the set runs dry.
             gate.wait().await
         });
         assert_eq!(woken, Woken::Idle);
+    }
+
+    /// Idle with no driver waiting, the loop hands the thread to tokio; a wake from another
+    /// thread (as `check --timeout` stops a run from one) must still reach the set.
+    #[test]
+    fn a_wake_from_another_thread_resumes_a_loop_that_handed_the_thread_back() {
+        let gate = IdleGate::default();
+        let (send, receive) = tokio::sync::oneshot::channel();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            send.send(7).unwrap();
+        });
+        assert_eq!(gate.block_on(async { receive.await.unwrap() }), 7);
+        sender.join().unwrap();
     }
 }

@@ -1,7 +1,7 @@
 //! The network actor: the one place virtual time advances.
 //!
 //! Every timer an actor sets and every packet in flight is an entry in one agenda, and this actor
-//! is the only one that moves virtual time: when the runtime has no other task to run (see
+//! is the only one that moves virtual time: when no other actor has anything left to do (see
 //! [`IdleGate`]), to the earliest entry. So moving to instant `t` proves that all work of earlier
 //! instants is finished; that is where `at` expectations look at the state. The driver's step,
 //! in order:
