@@ -109,3 +109,61 @@ route = { namesrv = "ns1", topic = "T", perm = { broker-a = "r" } }
     );
     assert_clean(&report);
 }
+
+#[test]
+fn a_masterless_group_keeps_what_its_master_registered_last() {
+    // Both brokers go read-only while a0 cannot reach ns1, and a0 dies before the heal. a1, the
+    // prime slave now, registered its new DataVersion with ns1 while a0 still led the group,
+    // so its registrations change nothing (`registerFirst || isTopicConfigChanged`): ns1 keeps
+    // a0's read-write QueueData for good. The invariant expected a1's read-only config.
+    let report = run_with(
+        r#"
+[[fault]]
+name = "cut"
+at = "30s"
+block = { from = "a0", to = "ns1" }
+
+[[action]]
+name = "drain a0"
+at = "1m"
+broker_permission = { broker = "a0", perm = "r" }
+
+[[action]]
+name = "drain a1"
+at = "1m"
+broker_permission = { broker = "a1", perm = "r" }
+
+[[fault]]
+name = "kill a0"
+at = "1m30s"
+crash = "a0"
+
+[[fault]]
+name = "heal"
+at = "2m"
+heal = "cut"
+
+[[expect]]
+name = "ns1 still has a0's read-write queues"
+at = "9m"
+route = { namesrv = "ns1", topic = "T", perm = { broker-a = "rw" } }
+"#,
+    );
+    assert_clean(&report);
+}
+
+#[test]
+fn only_a_masterless_group_configured_apart_or_changed_is_left_out() {
+    // One config for both brokers and no action: whichever registered last, the QueueData is
+    // the same, so the group stays in the comparison after its master dies.
+    let alike = parse(Path::new("t.toml"), CLUSTER).expect("the fixture parses");
+    assert!(!super::derive::Configs::new(&alike).masterless_history("broker-a"));
+    // a1 without topic U: what the master registered last is not what a1 registers.
+    let apart = CLUSTER.replace(
+        "id = 1\naddr = \"10.0.0.2:10911\"\ntopics = [{ name = \"T\", read = 4, write = 4 }, { name = \"U\", read = 4, write = 4 }]",
+        "id = 1\naddr = \"10.0.0.2:10911\"\ntopics = [{ name = \"T\", read = 4, write = 4 }]",
+    );
+    assert_ne!(apart, CLUSTER);
+    let apart = parse(Path::new("t.toml"), &apart).expect("the fixture parses");
+    assert!(super::derive::Configs::new(&apart).masterless_history("broker-a"));
+}
