@@ -27,15 +27,32 @@ pub struct Configs {
     unknowable: BTreeSet<(String, String)>,
     /// Groups an operator action changed a broker of (its topics, permission or id).
     changed: BTreeSet<String>,
+    /// broker → the topics whose QueueData an action changed on it (an upsert, or its
+    /// permission for all of them), with the group they are filed under.
+    revised: BTreeMap<String, BTreeSet<(String, String)>>,
 }
 
 impl Configs {
     pub fn new(s: &Scenario) -> Self {
-        Configs { brokers: s.brokers.clone(), unknowable: BTreeSet::new(), changed: BTreeSet::new() }
+        Configs {
+            brokers: s.brokers.clone(),
+            unknowable: BTreeSet::new(),
+            changed: BTreeSet::new(),
+            revised: BTreeMap::new(),
+        }
     }
 
-    /// Applies an operator action; other actions change no config.
-    pub fn apply(&mut self, action: &Action) {
+    /// Applies an operator action; other actions change no config. `disturbed`: a fault has
+    /// been applied (or the network loses packets), so a registration may have been lost.
+    ///
+    /// An `upsert_topic` makes its broker send an incremental registration: the new
+    /// DataVersion with only the changed topic (`BrokerController#registerIncrementBrokerData`).
+    /// A name server that missed an earlier registration of the broker and accepts this one
+    /// never takes the content the missed one carried: the periodic full registrations carry
+    /// the version it now holds, so `isTopicConfigChanged` is false for every other topic the
+    /// group already has there. So once the run has been disturbed, an upsert leaves the
+    /// broker's other topics an action changed earlier to history.
+    pub fn apply(&mut self, action: &Action, disturbed: bool) {
         let pairs = |brokers: &[BrokerSpec], keep: &dyn Fn(&BrokerSpec, &str) -> bool| -> Vec<(String, String)> {
             let topics = brokers.iter().flat_map(|b| topics_of(b).into_iter().map(move |t| (b, t.topic_name)));
             topics.filter(|(b, t)| keep(b, t)).map(|(b, t)| (t, b.config.broker_name.clone())).collect()
@@ -61,10 +78,19 @@ impl Configs {
                 spec.apply(action);
                 let group = spec.config.broker_name.clone();
                 self.changed.insert(group.clone());
+                let all: Vec<(String, String)> =
+                    topics_of(spec).into_iter().map(|t| (t.topic_name, group.clone())).collect();
+                let revised = self.revised.entry(broker.clone()).or_default();
                 match action {
                     Action::Topic { change: TopicChange::Upsert(t), .. } => {
-                        self.unknowable.remove(&(t.topic_name.clone(), group));
+                        let pair = (t.topic_name.clone(), group);
+                        if disturbed {
+                            self.unknowable.extend(revised.iter().filter(|p| **p != pair).cloned());
+                        }
+                        revised.insert(pair.clone());
+                        self.unknowable.remove(&pair);
                     }
+                    Action::BrokerPermission { .. } => revised.extend(all),
                     Action::Topic { change: TopicChange::Delete(name), .. } => {
                         self.unknowable.insert((name.clone(), group));
                     }

@@ -81,6 +81,8 @@ pub struct Monitor {
     slow: BTreeSet<(String, String)>,
     slowest: SimDuration,
     last_fault: SimTime,
+    /// Whether any fault (not an operator's config change) has been applied yet.
+    faulted: bool,
     nacos: NacosWatch,
     distro: super::distro::DistroWatch,
     grpc: super::grpc::GrpcWatch,
@@ -129,6 +131,7 @@ impl Monitor {
             slow: BTreeSet::new(),
             slowest: SimDuration::ZERO,
             last_fault: SimTime::ZERO,
+            faulted: false,
             nacos: NacosWatch::new(scenario),
             distro: super::distro::DistroWatch::new(scenario),
             grpc: super::grpc::GrpcWatch::new(scenario),
@@ -245,6 +248,9 @@ impl Monitor {
         let previous = std::mem::replace(&mut self.last_fault, at);
         self.sends.fault();
         let Some(event) = self.scenario.timeline.iter().find(|t| t.at == at && t.name == name) else { return };
+        if !event.action.is_broker_config() {
+            self.faulted = true;
+        }
         match event.action.clone() {
             Action::Crash(p) => {
                 let disturbed = self.quiet().is_none();
@@ -284,12 +290,11 @@ impl Monitor {
             }
             Action::Shutdown(p) => self.nacos.shutting_down(&p),
             Action::Deregister { instance, .. } => self.nacos.deregistered(&instance),
-            action @ (Action::Topic { .. }
-            | Action::SetBrokerId { .. }
-            | Action::BrokerPermission { .. }
-            | Action::WipeWritePerm { .. }
-            | Action::DeleteTopic { .. }
-            | Action::RegisterTopic { .. }) => self.configs.apply(&action),
+            action if action.is_broker_config() => {
+                // A registration can have been lost only if something disturbed the run.
+                let disturbed = self.faulted || self.scenario.network.loss > 0.0;
+                self.configs.apply(&action, disturbed)
+            }
             _ => {}
         }
     }

@@ -167,3 +167,45 @@ fn only_a_masterless_group_configured_apart_or_changed_is_left_out() {
     let apart = parse(Path::new("t.toml"), &apart).expect("the fixture parses");
     assert!(super::derive::Configs::new(&apart).masterless_history("broker-a"));
 }
+
+#[test]
+fn an_upsert_lost_to_a_cut_stays_lost_once_a_later_one_arrives() {
+    // a0's incremental registration of T (8 queues, `registerIncrementBrokerData`) is lost to
+    // the cut; after the heal its incremental registration of U carries a newer DataVersion
+    // and reaches ns1. Its periodic full registrations then carry the version ns1 holds, so
+    // `isTopicConfigChanged` is false for T and ns1 keeps T at 4 queues for good.
+    let report = run_with(
+        r#"
+[[fault]]
+name = "cut"
+at = "45s"
+block = { from = "a0", to = "ns1" }
+
+[[action]]
+name = "grow T"
+at = "1m"
+upsert_topic = { broker = "a0", name = "T", read = 8, write = 8 }
+
+[[fault]]
+name = "heal"
+at = "1m20s"
+heal = "cut"
+
+[[action]]
+name = "grow U"
+at = "1m25s"
+upsert_topic = { broker = "a0", name = "U", read = 8, write = 8 }
+
+[[expect]]
+name = "ns1 never learns of T's new size"
+at = "9m"
+route = { namesrv = "ns1", topic = "T", queues = { broker-a = { read = 4, write = 4 } } }
+
+[[expect]]
+name = "but has U's"
+at = "9m"
+route = { namesrv = "ns1", topic = "U", queues = { broker-a = { read = 8, write = 8 } } }
+"#,
+    );
+    assert_clean(&report);
+}

@@ -281,6 +281,20 @@ pub enum Action {
 }
 
 impl Action {
+    /// An operator's change to a broker's config or to the topics on name servers: not a
+    /// fault, since nothing is lost or delayed by it.
+    pub fn is_broker_config(&self) -> bool {
+        matches!(
+            self,
+            Action::Topic { .. }
+                | Action::SetBrokerId { .. }
+                | Action::BrokerPermission { .. }
+                | Action::WipeWritePerm { .. }
+                | Action::DeleteTopic { .. }
+                | Action::RegisterTopic { .. }
+        )
+    }
+
     /// The processes this action touches (none for `heal`).
     pub fn targets(&self) -> Vec<String> {
         match self {
