@@ -216,7 +216,9 @@ mod tests {
     }
 
     /// Idle with no driver waiting, the loop hands the thread to tokio; a wake from another
-    /// thread (as `check --timeout` stops a run from one) must still reach the set.
+    /// thread must still reach the set. (Nothing in a run wakes from another thread today:
+    /// `check --timeout` sets a flag the driver reads at each pass. But a waker may be sent
+    /// anywhere, and a lost wake would hang the run.)
     #[test]
     fn a_wake_from_another_thread_resumes_a_loop_that_handed_the_thread_back() {
         let gate = IdleGate::default();

@@ -78,8 +78,6 @@ impl Configs {
                 spec.apply(action);
                 let group = spec.config.broker_name.clone();
                 self.changed.insert(group.clone());
-                let all: Vec<(String, String)> =
-                    topics_of(spec).into_iter().map(|t| (t.topic_name, group.clone())).collect();
                 let revised = self.revised.entry(broker.clone()).or_default();
                 match action {
                     Action::Topic { change: TopicChange::Upsert(t), .. } => {
@@ -90,7 +88,9 @@ impl Configs {
                         revised.insert(pair.clone());
                         self.unknowable.remove(&pair);
                     }
-                    Action::BrokerPermission { .. } => revised.extend(all),
+                    Action::BrokerPermission { .. } => {
+                        revised.extend(topics_of(spec).into_iter().map(|t| (t.topic_name, group.clone())));
+                    }
                     Action::Topic { change: TopicChange::Delete(name), .. } => {
                         self.unknowable.insert((name.clone(), group));
                     }
