@@ -8,7 +8,7 @@
 //!
 //! # Layout
 //!
-//! - [`sim`] — the ground types every layer shares (`clock`, `ids`, `rng`, `keyed`, `mutation`)
+//! - [`sim`] — the ground types every layer shares (`clock`, `ids`, `name`, `rng`, `keyed`, `mutation`)
 //!   and, above the actors, the machinery: the agenda, the network model, scenarios,
 //!   expectations, the trace, the runner. The models use only the ground types
 //!   (`tests/it/layers.rs` checks it).

@@ -66,9 +66,9 @@ impl RouteTable {
             let timeout =
                 req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
             self.env.record(RmqNote::Registered(Box::new(Registration {
-                cluster: req.cluster_name.clone(),
-                addr: req.broker_addr.clone(),
-                broker_name: req.broker_name.clone(),
+                cluster: req.cluster_name,
+                addr: req.broker_addr,
+                broker_name: req.broker_name,
                 id: req.broker_id,
                 channel: p.channel,
                 first: out.register_first,
@@ -212,7 +212,7 @@ impl Handler<ApplyBatch> for RouteTable {
                 .requests
                 .iter()
                 .filter(|r| r.broker_name_removed)
-                .map(|r| r.request.broker_name.clone())
+                .map(|r| r.request.broker_name.to_string())
                 .collect(),
             queue_data_removed: report.queue_data_removed.clone(),
             perm_wiped: report.write_perm_wiped.clone(),

@@ -132,7 +132,7 @@ impl Producers {
         p.masters = route
             .map(|r| {
                 let master = |bd: &crate::rocketmq::types::BrokerData| {
-                    bd.broker_addrs.get(&MASTER_ID).map(|a| (bd.broker_name.clone(), a.clone()))
+                    bd.broker_addrs.get(&MASTER_ID).map(|a| (bd.broker_name.to_string(), a.to_string()))
                 };
                 r.broker_datas.iter().filter_map(|bd| master(bd)).collect()
             })

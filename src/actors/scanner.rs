@@ -64,8 +64,8 @@ impl Handler<ScanTick> for Scanner {
         self.env.record(RmqNote::ScanTick { live, expired: expired.len() });
         for e in expired {
             self.env.record(RmqNote::Expired {
-                cluster: e.addr_info.cluster_name.clone(),
-                addr: e.addr_info.broker_addr.clone(),
+                cluster: e.addr_info.cluster_name.to_string(),
+                addr: e.addr_info.broker_addr.to_string(),
                 last_update: e.last_update,
                 silent: now.since(e.last_update),
                 timeout: e.timeout,

@@ -10,6 +10,7 @@ use crate::rocketmq::types::{
     UnregisterRequest,
 };
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 /// `registerBrokerTimeoutMills` (5.x; 6 s in 4.x): each name server's `REGISTER_BROKER` and the
@@ -127,9 +128,9 @@ pub struct BrokerCore {
 
 #[derive(Debug, Clone)]
 struct RequestNames {
-    cluster: Arc<str>,
-    addr: Arc<str>,
-    broker_name: Arc<str>,
+    cluster: Name,
+    addr: Name,
+    broker_name: Name,
     ha_server_addr: Arc<str>,
 }
 
@@ -149,9 +150,9 @@ impl BrokerCore {
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
         let names = RequestNames {
-            cluster: config.cluster.as_str().into(),
-            addr: config.addr.as_str().into(),
-            broker_name: config.broker_name.as_str().into(),
+            cluster: Name::new(&config.cluster),
+            addr: Name::new(&config.addr),
+            broker_name: Name::new(&config.broker_name),
             ha_server_addr: config.ha_server_addr().into(),
         };
         BrokerCore { config, topics, data_version, wrapper, names }
@@ -179,9 +180,9 @@ impl BrokerCore {
     fn request(&self, wrapper: Arc<TopicConfigWrapper>) -> RegisterBrokerRequest {
         let c = &self.config;
         RegisterBrokerRequest {
-            cluster_name: Arc::clone(&self.names.cluster),
-            broker_addr: Arc::clone(&self.names.addr),
-            broker_name: Arc::clone(&self.names.broker_name),
+            cluster_name: self.names.cluster,
+            broker_addr: self.names.addr,
+            broker_name: self.names.broker_name,
             broker_id: c.broker_id,
             ha_server_addr: Arc::clone(&self.names.ha_server_addr),
             zone_name: None,
@@ -253,11 +254,11 @@ impl BrokerCore {
 
     /// `UNREGISTER_BROKER` header for `unregisterBrokerAll`.
     pub fn unregister_request(&self) -> UnregisterRequest {
-        let c = &self.config;
+        let (c, n) = (&self.config, &self.names);
         UnregisterRequest {
-            broker_name: c.broker_name.clone(),
-            broker_addr: c.addr.clone(),
-            cluster_name: c.cluster.clone(),
+            broker_name: n.broker_name,
+            broker_addr: n.addr,
+            cluster_name: n.cluster,
             broker_id: c.broker_id,
         }
     }

@@ -152,7 +152,7 @@ impl RouteClientCore {
             .queue_datas
             .iter()
             .filter(|q| perm::is_writeable(q.perm) && mastered.contains(q.broker_name.as_str()))
-            .map(|q| (q.broker_name.clone(), q.write_queue_nums))
+            .map(|q| (q.broker_name.to_string(), q.write_queue_nums))
             .collect()
     }
 }
@@ -165,7 +165,7 @@ mod tests {
     fn route(broker: &str, ids: &[u64], perm: u32) -> TopicRouteData {
         let mut bd = BrokerData::new("c", broker);
         for &id in ids {
-            bd.broker_addrs.insert(id, format!("10.0.0.{id}:10911"));
+            bd.broker_addrs.insert(id, format!("10.0.0.{id}:10911").into());
         }
         let qd =
             QueueData { broker_name: broker.into(), read_queue_nums: 4, write_queue_nums: 4, perm, topic_sys_flag: 0 };

@@ -7,6 +7,7 @@ use crate::rocketmq::send::SendCode;
 use crate::rocketmq::types::BrokerLabel;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
+use crate::sim::name::Name;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -222,10 +223,10 @@ pub enum RmqNote {
 /// nobody read, cost more than the rest of the note.
 #[derive(Clone, Debug)]
 pub struct Registration {
-    /// Shared with the request (see [`RegisterBrokerRequest`](super::types::RegisterBrokerRequest)).
-    pub cluster: Arc<str>,
-    pub addr: Arc<str>,
-    pub broker_name: Arc<str>,
+    /// The request's own (interned) names.
+    pub cluster: Name,
+    pub addr: Name,
+    pub broker_name: Name,
     pub id: u64,
     pub channel: ChannelId,
     pub first: bool,

@@ -8,7 +8,7 @@
 pub use crate::rocketmq::topic_table::TopicTable;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
-use indexmap::Equivalent;
+use crate::sim::name::Name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -136,7 +136,7 @@ pub struct TopicConfigWrapper {
 /// `QueueData`: one broker group's queues for one topic. `equals` compares all five fields.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct QueueData {
-    pub broker_name: String,
+    pub broker_name: Name,
     pub read_queue_nums: u32,
     pub write_queue_nums: u32,
     pub perm: u32,
@@ -146,19 +146,19 @@ pub struct QueueData {
 /// `BrokerData`: one broker group (a master and its slaves) by broker name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BrokerData {
-    pub cluster: String,
-    pub broker_name: String,
+    pub cluster: Name,
+    pub broker_name: Name,
     /// brokerId -> "ip:port"; id 0 is the master.
-    pub broker_addrs: BTreeMap<u64, String>,
+    pub broker_addrs: BTreeMap<u64, Name>,
     pub zone_name: Option<String>,
     pub enable_acting_master: bool,
 }
 
 impl BrokerData {
-    pub fn new(cluster: &str, broker_name: &str) -> Self {
+    pub fn new(cluster: impl Into<Name>, broker_name: impl Into<Name>) -> Self {
         BrokerData {
-            cluster: cluster.to_string(),
-            broker_name: broker_name.to_string(),
+            cluster: cluster.into(),
+            broker_name: broker_name.into(),
             broker_addrs: BTreeMap::new(),
             zone_name: None,
             enable_acting_master: false,
@@ -168,47 +168,18 @@ impl BrokerData {
 
 /// `BrokerAddrInfo`: the key of the live and filter-server tables. Since 5.0 it is the pair
 /// (cluster, address); the same `ip:port` under two cluster names is two live entries.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+///
+/// Two interned [`Name`]s: copied, hashed and compared without reading either text, which is
+/// what the live table's lookup at every registration and heartbeat does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct BrokerAddrInfo {
-    pub cluster_name: String,
-    pub broker_addr: String,
+    pub cluster_name: Name,
+    pub broker_addr: Name,
 }
 
 impl BrokerAddrInfo {
-    pub fn new(cluster: &str, addr: &str) -> Self {
-        BrokerAddrInfo { cluster_name: cluster.to_string(), broker_addr: addr.to_string() }
-    }
-}
-
-/// A [`BrokerAddrInfo`] made of borrowed names, for looking one up without building it: the
-/// route tables are keyed by `BrokerAddrInfo`, and every registration and heartbeat looks its
-/// entry up. Its derived `Hash` feeds the same bytes in the same order as the owned key's (a
-/// `String` hashes as its `str`), which is what [`Equivalent`] requires.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BrokerAddrRef<'a> {
-    pub cluster_name: &'a str,
-    pub broker_addr: &'a str,
-}
-
-impl<'a> BrokerAddrRef<'a> {
-    pub fn new(cluster: &'a str, addr: &'a str) -> Self {
-        BrokerAddrRef { cluster_name: cluster, broker_addr: addr }
-    }
-
-    pub fn to_owned(self) -> BrokerAddrInfo {
-        BrokerAddrInfo::new(self.cluster_name, self.broker_addr)
-    }
-}
-
-impl Equivalent<BrokerAddrInfo> for BrokerAddrRef<'_> {
-    fn equivalent(&self, key: &BrokerAddrInfo) -> bool {
-        self.cluster_name == key.cluster_name && self.broker_addr == key.broker_addr
-    }
-}
-
-impl BrokerAddrInfo {
-    pub fn as_ref(&self) -> BrokerAddrRef<'_> {
-        BrokerAddrRef::new(&self.cluster_name, &self.broker_addr)
+    pub fn new(cluster: impl Into<Name>, addr: impl Into<Name>) -> Self {
+        BrokerAddrInfo { cluster_name: cluster.into(), broker_addr: addr.into() }
     }
 }
 
@@ -307,12 +278,11 @@ pub struct TopicRouteData {
 /// `RegisterBrokerRequestHeader` plus its body, as `registerBroker` receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterBrokerRequest {
-    // The names are shared (`Arc<str>`): a broker sends the same four every 30 s to every name
-    // server, and the route table's note of each registration keeps them; a `String` each was
-    // four allocations per request and four more per note.
-    pub cluster_name: Arc<str>,
-    pub broker_addr: Arc<str>,
-    pub broker_name: Arc<str>,
+    // The names are interned: a broker sends the same three every 30 s to every name server,
+    // which finds its tables' entries by them (see `Name`).
+    pub cluster_name: Name,
+    pub broker_addr: Name,
+    pub broker_name: Name,
     pub broker_id: u64,
     pub ha_server_addr: Arc<str>,
     pub zone_name: Option<String>,
@@ -329,9 +299,9 @@ pub struct RegisterBrokerRequest {
 /// every unregister step is idempotent, which makes that harmless.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UnregisterRequest {
-    pub broker_name: String,
-    pub broker_addr: String,
-    pub cluster_name: String,
+    pub broker_name: Name,
+    pub broker_addr: Name,
+    pub cluster_name: Name,
     pub broker_id: u64,
 }
 

@@ -12,9 +12,9 @@
 //! on order (a count, an `any`, a search whose matches it then sorts) may use
 //! [`KeyedMap::unordered`] and skip the sort; its name is the reminder to check.
 //!
-//! Lookups take anything [`Equivalent`] to the key, so a two-part key such as `BrokerAddrInfo`
-//! can be looked up from two borrowed `&str`s without building the owned key (see
-//! `BrokerAddrRef`).
+//! Lookups take anything [`Equivalent`] to the key. The route tables are keyed by interned
+//! names (`crate::sim::name::Name`), whose hash is stored, not computed from the text: such a
+//! map is looked up by a `Name`, never by a `&str`, and a name nobody made is simply absent.
 
 use indexmap::{Equivalent, IndexMap, IndexSet};
 use rustc_hash::FxBuildHasher;

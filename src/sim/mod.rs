@@ -15,6 +15,7 @@ pub mod ids;
 pub mod invariants;
 pub mod keyed;
 pub mod mutation;
+pub mod name;
 pub mod narrate;
 pub mod network;
 pub mod notes;

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The ground layer: modules of `sim/` that the models may use, and that use nothing else.
-const GROUND: &[&str] = &["clock", "ids", "rng", "keyed", "mutation"];
+const GROUND: &[&str] = &["clock", "ids", "name", "rng", "keyed", "mutation"];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {

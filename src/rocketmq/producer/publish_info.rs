@@ -84,7 +84,7 @@ impl TopicPublishInfo {
     /// every route change, so the round-robin index restarts at a fresh random value each time.
     pub fn from_route(topic: &str, route: &TopicRouteData, rng: &mut SimRng) -> Self {
         let mut qds: Vec<_> = route.queue_datas.iter().collect();
-        qds.sort_by(|a, b| a.broker_name.cmp(&b.broker_name));
+        qds.sort_by_key(|a| a.broker_name);
         let mut queues = Vec::new();
         for qd in qds.into_iter().filter(|qd| perm::is_writeable(qd.perm)) {
             let Some(bd) = route.broker_datas.iter().find(|bd| bd.broker_name == qd.broker_name) else { continue };
@@ -172,7 +172,7 @@ mod tests {
     fn bd(broker: &str, ids: &[u64]) -> BrokerData {
         let mut b = BrokerData::new("c", broker);
         for &id in ids {
-            b.broker_addrs.insert(id, format!("{broker}-{id}:10911"));
+            b.broker_addrs.insert(id, format!("{broker}-{id}:10911").into());
         }
         b
     }

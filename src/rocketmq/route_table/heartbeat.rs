@@ -3,7 +3,7 @@
 
 use super::outcome::QueryDataVersionOutcome;
 use super::RouteInfoManager;
-use crate::rocketmq::types::{BrokerAddrRef, DataVersion};
+use crate::rocketmq::types::{BrokerAddrInfo, DataVersion};
 use crate::sim::clock::SimTime;
 
 impl RouteInfoManager {
@@ -11,7 +11,7 @@ impl RouteInfoManager {
     /// else. It never re-creates an expired or unregistered broker — only REGISTER_BROKER does.
     /// Returns whether an entry was refreshed. Does not move the revision.
     pub fn update_broker_info_update_timestamp(&mut self, now: SimTime, cluster: &str, addr: &str) -> bool {
-        match self.broker_live_table.get_mut(&BrokerAddrRef::new(cluster, addr)) {
+        match self.broker_live_table.get_mut(&BrokerAddrInfo::new(cluster, addr)) {
             Some(live) => {
                 live.last_update_timestamp = now;
                 true
@@ -31,17 +31,17 @@ impl RouteInfoManager {
     ) -> QueryDataVersionOutcome {
         let changed = self.is_broker_topic_config_changed(cluster, addr, dv);
         let refreshed = self.update_broker_info_update_timestamp(now, cluster, addr);
-        let stored = self.broker_live_table.get(&BrokerAddrRef::new(cluster, addr)).map(|l| l.data_version);
+        let stored = self.broker_live_table.get(&BrokerAddrInfo::new(cluster, addr)).map(|l| l.data_version);
         QueryDataVersionOutcome { changed, stored, refreshed }
     }
 
     /// `isBrokerTopicConfigChanged`: no live entry, or a DataVersion that differs in any of its
     /// three fields.
     pub fn is_broker_topic_config_changed(&self, cluster: &str, addr: &str, dv: &DataVersion) -> bool {
-        self.changed_at(BrokerAddrRef::new(cluster, addr), dv)
+        self.changed_at(BrokerAddrInfo::new(cluster, addr), dv)
     }
 
-    pub(super) fn changed_at(&self, key: BrokerAddrRef<'_>, dv: &DataVersion) -> bool {
+    pub(super) fn changed_at(&self, key: BrokerAddrInfo, dv: &DataVersion) -> bool {
         self.broker_live_table.get(&key).is_none_or(|live| live.data_version != *dv)
     }
 }

@@ -28,8 +28,9 @@
 //! `deleteTopicWithBrokerRegistration`, whose step 10a must scan anyway) runs the full loop.
 //! Stamps come from one counter and are never deleted, so a stamp value is never reused.
 
-use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, TopicConfigWrapper};
+use crate::rocketmq::types::{BrokerAddrInfo, TopicConfigWrapper};
 use crate::sim::keyed::KeyedMap;
+use crate::sim::name::Name;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -37,7 +38,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 struct Verified {
     wrapper: Arc<TopicConfigWrapper>,
-    broker_name: String,
+    broker_name: Name,
     stamp: u64,
 }
 
@@ -46,7 +47,7 @@ pub(super) struct TopicMemo {
     enabled: bool,
     verified: KeyedMap<BrokerAddrInfo, Verified>,
     /// brokerName -> stamp of the last removal of one of its QueueData (absent: never).
-    removal_stamps: FxHashMap<String, u64>,
+    removal_stamps: FxHashMap<Name, u64>,
     last_stamp: u64,
 }
 
@@ -61,8 +62,8 @@ impl TopicMemo {
         self.verified = KeyedMap::new();
     }
 
-    fn stamp(&self, broker_name: &str) -> u64 {
-        self.removal_stamps.get(broker_name).copied().unwrap_or(0)
+    fn stamp(&self, broker_name: Name) -> u64 {
+        self.removal_stamps.get(&broker_name).copied().unwrap_or(0)
     }
 
     /// True when a pass over `wrapper` for `broker_name` is known to change nothing. The caller
@@ -70,8 +71,8 @@ impl TopicMemo {
     /// no step 10a).
     pub(super) fn proves_no_op(
         &self,
-        key: BrokerAddrRef<'_>,
-        broker_name: &str,
+        key: BrokerAddrInfo,
+        broker_name: Name,
         wrapper: &Arc<TopicConfigWrapper>,
     ) -> bool {
         self.enabled
@@ -81,36 +82,32 @@ impl TopicMemo {
     }
 
     /// Records the end of a full pass.
-    pub(super) fn record(&mut self, key: BrokerAddrRef<'_>, broker_name: &str, wrapper: &Arc<TopicConfigWrapper>) {
+    pub(super) fn record(&mut self, key: BrokerAddrInfo, broker_name: Name, wrapper: &Arc<TopicConfigWrapper>) {
         if !self.enabled {
             return;
         }
-        let verified = Verified {
-            wrapper: Arc::clone(wrapper),
-            broker_name: broker_name.to_string(),
-            stamp: self.stamp(broker_name),
-        };
+        let verified = Verified { wrapper: Arc::clone(wrapper), broker_name, stamp: self.stamp(broker_name) };
         match self.verified.get_mut(&key) {
             Some(slot) => *slot = verified,
             None => {
-                self.verified.insert(key.to_owned(), verified);
+                self.verified.insert(key, verified);
             }
         }
     }
 
     /// The live entry is gone; its next registration is "changed" in Java terms anyway, and
     /// dropping the record releases the wrapper.
-    pub(super) fn forget(&mut self, key: BrokerAddrRef<'_>) {
+    pub(super) fn forget(&mut self, key: BrokerAddrInfo) {
         self.verified.remove(&key);
     }
 
     /// A QueueData of `broker_name` was removed (alone or with its topic).
-    pub(super) fn note_removal(&mut self, broker_name: &str) {
+    pub(super) fn note_removal(&mut self, broker_name: Name) {
         self.last_stamp += 1;
-        match self.removal_stamps.get_mut(broker_name) {
+        match self.removal_stamps.get_mut(&broker_name) {
             Some(stamp) => *stamp = self.last_stamp,
             None => {
-                self.removal_stamps.insert(broker_name.to_string(), self.last_stamp);
+                self.removal_stamps.insert(broker_name, self.last_stamp);
             }
         }
     }
@@ -120,7 +117,7 @@ impl TopicMemo {
     pub(super) fn violations(&self, topic_queue_table: &KeyedMap<String, super::QueueTable>) -> Vec<String> {
         let mut out = Vec::new();
         for (key, v) in &self.verified {
-            if v.stamp != self.stamp(&v.broker_name) {
+            if v.stamp != self.stamp(v.broker_name) {
                 continue;
             }
             for tc in v.wrapper.topic_config_table.values() {

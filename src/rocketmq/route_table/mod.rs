@@ -80,9 +80,10 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
-use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo};
 use crate::sim::keyed::{KeyedMap, KeyedSet};
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use memo::TopicMemo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -116,9 +117,9 @@ pub struct RouteInfoManager {
     /// topic -> brokerName -> QueueData (a row keyed by each QueueData's own name: `queues.rs`).
     topic_queue_table: KeyedMap<String, QueueTable>,
     /// brokerName -> BrokerData (the group's id -> address map).
-    broker_addr_table: KeyedMap<String, Arc<BrokerData>>,
+    broker_addr_table: KeyedMap<Name, Arc<BrokerData>>,
     /// clusterName -> brokerNames (a hashed set: every registration asks whether its name is in).
-    cluster_addr_table: BTreeMap<String, KeyedSet<String>>,
+    cluster_addr_table: BTreeMap<Name, KeyedSet<Name>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
     broker_live_table: KeyedMap<BrokerAddrInfo, BrokerLiveInfo>,
     /// (cluster, address) -> filter server addresses.
@@ -129,7 +130,7 @@ pub struct RouteInfoManager {
     /// their `BrokerData` records (RocketMQ #3991/#1450). Java allows it; it is what lets
     /// `clusterAddrTable` disagree with `brokerAddrTable`, so [`Self::check_consistency`]
     /// reports such disagreement as a quirk for these names and as a violation for any other.
-    cross_cluster_names: BTreeSet<String>,
+    cross_cluster_names: BTreeSet<Name>,
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
 }
@@ -158,11 +159,11 @@ impl RouteInfoManager {
         &self.topic_queue_table
     }
 
-    pub fn broker_addr_table(&self) -> &KeyedMap<String, Arc<BrokerData>> {
+    pub fn broker_addr_table(&self) -> &KeyedMap<Name, Arc<BrokerData>> {
         &self.broker_addr_table
     }
 
-    pub fn cluster_addr_table(&self) -> &BTreeMap<String, KeyedSet<String>> {
+    pub fn cluster_addr_table(&self) -> &BTreeMap<Name, KeyedSet<Name>> {
         &self.cluster_addr_table
     }
 
@@ -185,12 +186,18 @@ impl RouteInfoManager {
         self.revision
     }
 
+    /// A cluster's group names, looked up by text (an operator's query or command): a name
+    /// nothing ever made is a cluster nobody registered.
+    fn cluster_named(&self, cluster: &str) -> Option<&KeyedSet<Name>> {
+        Name::find(cluster).and_then(|name| self.cluster_addr_table.get(&name))
+    }
+
     fn bump(&mut self) {
         self.revision += 1;
     }
 
     /// Removes a live entry and everything kept beside it; true if there was one.
-    fn remove_live_entry(&mut self, key: BrokerAddrRef<'_>) -> bool {
+    fn remove_live_entry(&mut self, key: BrokerAddrInfo) -> bool {
         self.memo.forget(key);
         let removed = self.broker_live_table.remove(&key).is_some();
         if removed {

@@ -4,6 +4,7 @@
 use crate::rocketmq::types::{BrokerAddrInfo, DataVersion, UnregisterRequest};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
+use crate::sim::name::Name;
 use std::collections::BTreeMap;
 
 /// `RegisterBrokerResult`: the REGISTER_BROKER reply header. Both fields stay `None` (Java:
@@ -136,7 +137,7 @@ impl MinBrokerIdChange {
     /// returns before sending).
     pub(super) fn for_group(
         broker_name: &str,
-        addrs: &BTreeMap<u64, String>,
+        addrs: &BTreeMap<u64, Name>,
         offline_broker_addr: Option<String>,
         ha_broker_addr: Option<String>,
     ) -> Option<Self> {
@@ -145,14 +146,14 @@ impl MinBrokerIdChange {
         // tell everyone; when a newcomer took the smallest id, tell everyone else (the
         // newcomer already knows).
         let notify_addrs = if offline_broker_addr.is_some() || addrs.len() == 1 {
-            addrs.values().cloned().collect()
+            addrs.values().map(Name::to_string).collect()
         } else {
-            addrs.iter().filter(|(&id, _)| id != min_broker_id).map(|(_, a)| a.clone()).collect()
+            addrs.iter().filter(|(&id, _)| id != min_broker_id).map(|(_, a)| a.to_string()).collect()
         };
         Some(MinBrokerIdChange {
             broker_name: broker_name.to_string(),
             min_broker_id,
-            min_broker_addr: min_broker_addr.clone(),
+            min_broker_addr: min_broker_addr.to_string(),
             offline_broker_addr,
             ha_broker_addr,
             notify_addrs,

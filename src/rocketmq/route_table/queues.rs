@@ -15,6 +15,7 @@
 //! same one (see `register_topics.rs`).
 
 use crate::rocketmq::types::QueueData;
+use crate::sim::name::Name;
 use std::fmt;
 use std::sync::Arc;
 
@@ -87,7 +88,7 @@ impl QueueTable {
     }
 
     /// The broker names, in order.
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Name> + ExactSizeIterator + Clone {
         self.by_name.iter().map(|q| &q.broker_name)
     }
 
@@ -97,15 +98,15 @@ impl QueueTable {
     }
 
     /// `(brokerName, QueueData)` pairs, as the map's entries were.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Arc<QueueData>)> + ExactSizeIterator + Clone {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Name, &Arc<QueueData>)> + ExactSizeIterator + Clone {
         self.by_name.iter().map(|q| (&q.broker_name, q))
     }
 }
 
 impl<'a> IntoIterator for &'a QueueTable {
-    type Item = (&'a String, &'a Arc<QueueData>);
+    type Item = (&'a Name, &'a Arc<QueueData>);
     type IntoIter =
-        std::iter::Map<std::slice::Iter<'a, Arc<QueueData>>, fn(&Arc<QueueData>) -> (&String, &Arc<QueueData>)>;
+        std::iter::Map<std::slice::Iter<'a, Arc<QueueData>>, fn(&Arc<QueueData>) -> (&Name, &Arc<QueueData>)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.by_name.iter().map(|q| (&q.broker_name, q))
@@ -150,7 +151,7 @@ mod tests {
         assert_eq!(row.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(row.insert(qd("b", 4)).map(|q| q.perm), Some(6));
         assert_eq!(row["b"].perm, 4);
-        assert_eq!(row.remove("a").map(|q| q.broker_name.clone()).as_deref(), Some("a"));
+        assert_eq!(row.remove("a").map(|q| q.broker_name).as_deref(), Some("a"));
         assert!(!row.contains_key("a") && row.len() == 2);
         assert_eq!(format!("{row:?}").matches("QueueData").count(), 2);
     }

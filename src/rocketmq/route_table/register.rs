@@ -4,11 +4,12 @@
 use super::outcome::{BrokerRole, MinBrokerIdChange, RegisterBrokerResult, RegisterOutcome, RegisterStop};
 use super::RouteInfoManager;
 use crate::rocketmq::types::{
-    BrokerAddrRef, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
-    MASTER_ID,
+    BrokerAddrInfo, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest,
+    DEFAULT_BROKER_CHANNEL_EXPIRED_TIME, MASTER_ID,
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 impl RouteInfoManager {
@@ -30,7 +31,7 @@ impl RouteInfoManager {
         channel: ChannelId,
     ) -> RegisterOutcome {
         let mut out = RegisterOutcome::new();
-        let key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
+        let key = BrokerAddrInfo::new(req.cluster_name, req.broker_addr);
         let (created, g) = self.join_group(req);
         out.register_first = created;
         // Step 4: an empty group counts as min id 0, so its first member never "lowers" it.
@@ -70,34 +71,34 @@ impl RouteInfoManager {
         out
     }
 
-    pub(super) fn group(&self, broker_name: &str) -> &BrokerData {
+    pub(super) fn group(&self, broker_name: &Name) -> &BrokerData {
         self.broker_addr_table.get(broker_name).expect("step 2 created the group")
     }
 
     /// Steps 1–3; returns whether step 2 created the group (`registerFirst`), and the group's
     /// position in `brokerAddrTable`.
     fn join_group(&mut self, req: &RegisterBrokerRequest) -> (bool, usize) {
-        let name: &str = &req.broker_name;
-        let mut changed = match self.cluster_addr_table.get_mut(&*req.cluster_name) {
-            Some(names) => !names.contains(name) && names.insert(name.to_string()),
+        let name = req.broker_name;
+        let mut changed = match self.cluster_addr_table.get_mut(&req.cluster_name) {
+            Some(names) => !names.contains(&name) && names.insert(name),
             None => {
-                let names = [name.to_string()].into_iter().collect();
-                self.cluster_addr_table.insert(req.cluster_name.to_string(), names);
+                let names = [name].into_iter().collect();
+                self.cluster_addr_table.insert(req.cluster_name, names);
                 true
             }
         };
-        let (created, g) = match self.broker_addr_table.position(name) {
+        let (created, g) = match self.broker_addr_table.position(&name) {
             Some(g) => (false, g),
             None => {
-                let group = BrokerData::new(&req.cluster_name, name);
-                self.broker_addr_table.insert(name.to_string(), Arc::new(group));
+                let group = BrokerData::new(req.cluster_name, name);
+                self.broker_addr_table.insert(name, Arc::new(group));
                 (true, self.broker_addr_table.len() - 1)
             }
         };
         let group = self.broker_addr_table.at_mut(g);
-        if *group.cluster != *req.cluster_name {
+        if group.cluster != req.cluster_name {
             // The group keeps the cluster it was created with (#3991/#1450).
-            self.cross_cluster_names.insert(name.to_string());
+            self.cross_cluster_names.insert(name);
         }
         // Step 3: the group-level flag and zone follow the *last* registrant, whoever it is.
         // `!isOldVersionBroker && enableActingMaster`: an old broker clears the flag.
@@ -121,15 +122,15 @@ impl RouteInfoManager {
         let group = self.broker_addr_table.at_mut(g);
         // Almost every registration finds nothing to drop: look before copying the group.
         // The id first: the address compare is a string compare, and the own id always matches.
-        if !group.broker_addrs.iter().any(|(&id, addr)| id != req.broker_id && **addr == *req.broker_addr) {
+        if !group.broker_addrs.iter().any(|(&id, addr)| id != req.broker_id && *addr == req.broker_addr) {
             return Vec::new();
         }
         let group = Arc::make_mut(group);
         let mut switched = Vec::new();
         group.broker_addrs.retain(|&id, addr| {
-            let drop = **addr == *req.broker_addr && id != req.broker_id;
+            let drop = *addr == req.broker_addr && id != req.broker_id;
             if drop {
-                switched.push((id, addr.clone()));
+                switched.push((id, addr.to_string()));
             }
             !drop
         });
@@ -143,10 +144,10 @@ impl RouteInfoManager {
     /// `stateVersion`: the newcomer is stale. Strictly greater — equal versions let it through.
     fn check_conflict(&mut self, req: &RegisterBrokerRequest, g: usize) -> Option<RegisterStop> {
         let old_addr = self.broker_addr_table.at(g).broker_addrs.get(&req.broker_id)?;
-        if **old_addr == *req.broker_addr {
+        if *old_addr == req.broker_addr {
             return None;
         }
-        let old_key = BrokerAddrRef::new(&req.cluster_name, old_addr);
+        let old_key = BrokerAddrInfo::new(req.cluster_name, *old_addr);
         let old_state_version = self.broker_live_table.get(&old_key)?.data_version.state_version;
         let Some(wrapper) = &req.topic_config_wrapper else {
             return Some(RegisterStop::NullWrapper { step: 6 });
@@ -155,8 +156,8 @@ impl RouteInfoManager {
         if old_state_version <= new_state_version {
             return None;
         }
-        let old_addr = old_addr.clone();
-        let own_key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
+        let old_addr = old_addr.to_string();
+        let own_key = BrokerAddrInfo::new(req.cluster_name, req.broker_addr);
         let live_entry_removed = self.remove_live_entry(own_key);
         Some(RegisterStop::Conflict { old_addr, old_state_version, new_state_version, live_entry_removed })
     }
@@ -179,11 +180,11 @@ impl RouteInfoManager {
         let group = self.broker_addr_table.at_mut(g);
         // Only a new or different address is written, so a refresh copies nothing.
         let old = group.broker_addrs.get(&req.broker_id);
-        let changed = old.map(String::as_str) != Some(&*req.broker_addr);
+        let changed = old != Some(&req.broker_addr);
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
         *register_first |= old.is_none_or(|a| a.is_empty());
         if changed {
-            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr.to_string());
+            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr);
         }
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         if changed {
@@ -210,7 +211,7 @@ impl RouteInfoManager {
         &mut self,
         now: SimTime,
         req: &RegisterBrokerRequest,
-        key: BrokerAddrRef<'_>,
+        key: BrokerAddrInfo,
         channel: ChannelId,
     ) -> Option<ChannelId> {
         let timeout = req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
@@ -227,7 +228,7 @@ impl RouteInfoManager {
                 channel,
                 ha_server_addr: req.ha_server_addr.to_string(),
             };
-            self.broker_live_table.insert(key.to_owned(), info);
+            self.broker_live_table.insert(key, info);
             self.bump();
             return None;
         };
@@ -251,13 +252,13 @@ impl RouteInfoManager {
     }
 
     /// Step 12: `None` leaves the entry alone, an empty list removes it, a list replaces it.
-    fn update_filter_servers(&mut self, key: BrokerAddrRef<'_>, req: &RegisterBrokerRequest) {
+    fn update_filter_servers(&mut self, key: BrokerAddrInfo, req: &RegisterBrokerRequest) {
         let changed = match &req.filter_server_list {
             None => false,
             Some(list) if list.is_empty() => self.filter_server_table.remove(&key).is_some(),
             Some(list) if self.filter_server_table.get(&key) == Some(list) => false,
             Some(list) => {
-                self.filter_server_table.insert(key.to_owned(), list.clone());
+                self.filter_server_table.insert(key, list.clone());
                 true
             }
         };
@@ -275,11 +276,11 @@ impl RouteInfoManager {
         let Some(master_addr) = self.broker_addr_table.at(g).broker_addrs.get(&MASTER_ID) else {
             return RegisterBrokerResult::default();
         };
-        let master_key = BrokerAddrRef::new(&req.cluster_name, master_addr);
+        let master_key = BrokerAddrInfo::new(req.cluster_name, *master_addr);
         match self.broker_live_table.get(&master_key) {
             Some(live) => RegisterBrokerResult {
                 ha_server_addr: Some(live.ha_server_addr.clone()),
-                master_addr: Some(master_addr.clone()),
+                master_addr: Some(master_addr.to_string()),
             },
             None => RegisterBrokerResult::default(),
         }

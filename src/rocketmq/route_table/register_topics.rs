@@ -4,7 +4,8 @@
 
 use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
 use super::RouteInfoManager;
-use crate::rocketmq::types::{perm, BrokerAddrRef, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
+use crate::rocketmq::types::{perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 impl RouteInfoManager {
@@ -13,12 +14,12 @@ impl RouteInfoManager {
     pub(super) fn update_topics(
         &mut self,
         req: &RegisterBrokerRequest,
-        key: BrokerAddrRef<'_>,
+        key: BrokerAddrInfo,
         wrapper: &Arc<TopicConfigWrapper>,
         role: BrokerRole,
         out: &mut RegisterOutcome,
     ) {
-        let name = &req.broker_name;
+        let name = req.broker_name;
         // Compared with the *previous* live entry: step 11 has not replaced it yet.
         let config_changed = self.changed_at(key, &wrapper.data_version);
         let delete_missing = self.config.delete_topic_with_broker_registration;
@@ -33,7 +34,7 @@ impl RouteInfoManager {
         // A prime slave of an acting-master group serves read-only. Java does this by mutating
         // the request's TopicConfig in place; each request body is freshly decoded, so that is
         // invisible outside this call and computing the perm is equivalent.
-        let read_only = role == BrokerRole::PrimeSlave && self.group(name).enable_acting_master;
+        let read_only = role == BrokerRole::PrimeSlave && self.group(&name).enable_acting_master;
         // The QueueData this pass made last: the next topic with the same queue counts and perm
         // shares it (a hundred topics of one config are one allocation, not a hundred).
         let mut last = None;
@@ -51,18 +52,18 @@ impl RouteInfoManager {
 
     /// Step 10a: drop this broker's QueueData for topics its body no longer lists. Java takes
     /// the body's *map keys* here (step 10b uses each config's `topicName`); so do we.
-    fn delete_missing_topics(&mut self, broker_name: &str, wrapper: &TopicConfigWrapper, out: &mut RegisterOutcome) {
+    fn delete_missing_topics(&mut self, broker_name: Name, wrapper: &TopicConfigWrapper, out: &mut RegisterOutcome) {
         let doomed: Vec<String> = self
             .topic_queue_table
             .iter()
             .filter(|(topic, by_broker)| {
-                by_broker.contains_key(broker_name) && !wrapper.topic_config_table.contains_key(topic)
+                by_broker.contains_key(&broker_name) && !wrapper.topic_config_table.contains_key(topic)
             })
             .map(|(topic, _)| topic.clone())
             .collect();
         for topic in doomed {
             let by_broker = self.topic_queue_table.get_mut(&topic).expect("collected above");
-            by_broker.remove(broker_name);
+            by_broker.remove(&broker_name);
             let now_empty = by_broker.is_empty();
             self.memo.note_removal(broker_name);
             self.bump();
@@ -82,7 +83,7 @@ impl RouteInfoManager {
     /// once for both questions: a master's first registration asks them for each of its topics.
     fn create_and_update_queue_data(
         &mut self,
-        broker_name: &str,
+        broker_name: Name,
         tc: &TopicConfig,
         read_only: bool,
         overwrite: bool,
@@ -106,7 +107,7 @@ impl RouteInfoManager {
             Some(q) if is_wanted(q) => Arc::clone(q),
             _ => {
                 let q = Arc::new(QueueData {
-                    broker_name: broker_name.to_string(),
+                    broker_name,
                     read_queue_nums: tc.read_queue_nums,
                     write_queue_nums: tc.write_queue_nums,
                     perm,
@@ -116,7 +117,7 @@ impl RouteInfoManager {
                 q
             }
         };
-        let changed = by_broker.put_unless(broker_name, |q| !overwrite || is_wanted(q), make);
+        let changed = by_broker.put_unless(&broker_name, |q| !overwrite || is_wanted(q), make);
         if changed {
             self.bump();
         }

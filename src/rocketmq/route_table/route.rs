@@ -2,7 +2,8 @@
 //! and topic admin commands (§2.9).
 
 use super::RouteInfoManager;
-use crate::rocketmq::types::{perm, BrokerAddrRef, BrokerData, QueueData, TopicRouteData, MASTER_ID};
+use crate::rocketmq::types::{perm, BrokerAddrInfo, BrokerData, QueueData, TopicRouteData, MASTER_ID};
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 /// `TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX`: these system topics are never rewritten.
@@ -29,10 +30,10 @@ impl RouteInfoManager {
                 for addr in group.broker_addrs.values() {
                     // Java puts the lookup result even when it is null; fastjson drops null map
                     // values when encoding, so the client sees no key. Removing mirrors both.
-                    let key = BrokerAddrRef::new(&group.cluster, addr);
+                    let key = BrokerAddrInfo::new(group.cluster, addr);
                     match self.filter_server_table.get(&key) {
-                        Some(list) => route.filter_server_table.insert(addr.clone(), list.clone()),
-                        None => route.filter_server_table.remove(addr),
+                        Some(list) => route.filter_server_table.insert(addr.to_string(), list.clone()),
+                        None => route.filter_server_table.remove(addr.as_str()),
                     };
                 }
             }
@@ -90,20 +91,20 @@ impl RouteInfoManager {
                 return false;
             };
             for name in by_broker.keys() {
-                self.memo.note_removal(name);
+                self.memo.note_removal(*name);
             }
             self.bump();
             return true;
         };
         let (Some(names), Some(by_broker)) =
-            (self.cluster_addr_table.get(cluster), self.topic_queue_table.get_mut(topic))
+            (Name::find(cluster).and_then(|c| self.cluster_addr_table.get(&c)), self.topic_queue_table.get_mut(topic))
         else {
             return false;
         };
         let mut removed = false;
         for name in names {
             if by_broker.remove(name).is_some() {
-                self.memo.note_removal(name);
+                self.memo.note_removal(*name);
                 removed = true;
             }
         }

@@ -8,6 +8,13 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use std::sync::Arc;
 
+pub use crate::sim::name::Name;
+
+/// The interned name for a test's text: the tables are keyed by [`Name`].
+pub fn n(text: &str) -> Name {
+    Name::new(text)
+}
+
 pub const CLUSTER: &str = "DefaultCluster";
 pub const BROKER: &str = "broker-a";
 pub const MASTER_ADDR: &str = "127.0.0.1:10911";
@@ -63,16 +70,11 @@ pub fn acting(req: RegisterBrokerRequest) -> RegisterBrokerRequest {
 }
 
 pub fn unreg(name: &str, id: u64, addr: &str) -> UnregisterRequest {
-    UnregisterRequest {
-        broker_name: name.to_string(),
-        broker_addr: addr.to_string(),
-        cluster_name: CLUSTER.to_string(),
-        broker_id: id,
-    }
+    UnregisterRequest { broker_name: n(name), broker_addr: n(addr), cluster_name: n(CLUSTER), broker_id: id }
 }
 
 pub fn queue_data(broker_name: &str, perm: u32) -> QueueData {
-    QueueData { broker_name: broker_name.to_string(), read_queue_nums: 8, write_queue_nums: 8, perm, topic_sys_flag: 0 }
+    QueueData { broker_name: n(broker_name), read_queue_nums: 8, write_queue_nums: 8, perm, topic_sys_flag: 0 }
 }
 
 pub fn manager() -> RouteInfoManager {
@@ -90,7 +92,7 @@ pub fn perm_of(m: &RouteInfoManager, topic: &str, broker_name: &str) -> Option<u
 
 /// The ids of a group, in order.
 pub fn ids_of(m: &RouteInfoManager, broker_name: &str) -> Vec<u64> {
-    m.broker_addr_table().get(broker_name).map(|g| g.broker_addrs.keys().copied().collect()).unwrap_or_default()
+    m.broker_addr_table().get(&n(broker_name)).map(|g| g.broker_addrs.keys().copied().collect()).unwrap_or_default()
 }
 
 /// A master (id 0) and a slave (id 1) of `BROKER`, both serving topics T and U.

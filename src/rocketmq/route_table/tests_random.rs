@@ -175,8 +175,8 @@ type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, S
 #[derive(Debug, PartialEq)]
 struct Visible {
     topics: BTreeMap<String, super::QueueTable>,
-    groups: BTreeMap<String, std::sync::Arc<BrokerData>>,
-    clusters: BTreeMap<String, BTreeSet<String>>,
+    groups: BTreeMap<Name, std::sync::Arc<BrokerData>>,
+    clusters: BTreeMap<Name, BTreeSet<Name>>,
     live: LiveView,
     filters: BTreeMap<BrokerAddrInfo, Vec<String>>,
 }
@@ -185,11 +185,11 @@ fn visible(m: &RouteInfoManager) -> Visible {
     let live = m
         .broker_live_table()
         .iter()
-        .map(|(k, l)| (k.clone(), (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
+        .map(|(k, l)| (*k, (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
     Visible {
         topics: m.topic_queue_table().to_btree(),
         groups: m.broker_addr_table().to_btree(),
-        clusters: m.cluster_addr_table().iter().map(|(c, names)| (c.clone(), names.to_btree())).collect(),
+        clusters: m.cluster_addr_table().iter().map(|(c, names)| (*c, names.to_btree())).collect(),
         live: live.collect(),
         filters: m.filter_server_table().to_btree(),
     }

@@ -16,8 +16,8 @@ fn first_registration_creates_cluster_group_topics_and_live_entry() {
     assert_eq!(out.role, Some(BrokerRole::Master));
     assert_eq!(out.topics_updated, vec!["TestTopic".to_string(), "baseTopic".to_string()]);
     assert!(!out.live_entry_replaced);
-    assert!(m.cluster_addr_table()[CLUSTER].contains(BROKER));
-    assert_eq!(m.broker_addr_table()[BROKER].broker_addrs[&0], MASTER_ADDR);
+    assert!(m.cluster_addr_table()[&n(CLUSTER)].contains(&n(BROKER)));
+    assert_eq!(m.broker_addr_table()[&n(BROKER)].broker_addrs[&0], MASTER_ADDR);
     assert_eq!(perm_of(&m, "TestTopic", BROKER), Some(perm::READ_WRITE));
     let live = &m.broker_live_table()[&BrokerAddrInfo::new(CLUSTER, MASTER_ADDR)];
     assert_eq!((live.last_update_timestamp, live.channel, live.data_version), (t(1000), ch(1), dv(1)));
@@ -68,13 +68,13 @@ fn last_registrant_overwrites_the_group_acting_master_flag_and_zone() {
     let b = body(dv(1), &["T", "U"]);
     let master = acting(broker(BROKER, 0, MASTER_ADDR, &b));
     m.register_broker(t(0), &master, ch(1));
-    assert!(m.broker_addr_table()[BROKER].enable_acting_master);
+    assert!(m.broker_addr_table()[&n(BROKER)].enable_acting_master);
 
     // The slave registers without acting master and with a zone: the whole group follows it.
     let slave = broker(BROKER, 1, SLAVE_ADDR, &b);
     let slave = crate::rocketmq::types::RegisterBrokerRequest { zone_name: Some("z1".into()), ..slave };
     m.register_broker(t(0), &slave, ch(2));
-    let group = &m.broker_addr_table()[BROKER];
+    let group = &m.broker_addr_table()[&n(BROKER)];
     assert!(!group.enable_acting_master);
     assert_eq!(group.zone_name.as_deref(), Some("z1"));
 }
@@ -93,7 +93,7 @@ fn old_broker_without_the_acting_master_field_clears_the_flag_and_is_never_prime
 
     // Smallest id of a master-less group, but an old broker: a plain slave, topics untouched.
     assert_eq!(out.role, Some(BrokerRole::Slave));
-    assert!(!m.broker_addr_table()["broker-b"].enable_acting_master);
+    assert!(!m.broker_addr_table()[&n("broker-b")].enable_acting_master);
     assert_eq!(perm_of(&m, "T", "broker-b"), None);
 }
 
@@ -123,7 +123,7 @@ fn conflicting_registration_with_lower_state_version_is_ignored_and_loses_its_li
     assert!(out.conflict);
     assert_eq!(out.result, Some(RegisterBrokerResult::default()), "non-null: still SUCCESS");
     assert!(matches!(out.stopped, Some(RegisterStop::Conflict { live_entry_removed: true, .. })));
-    assert_eq!(m.broker_addr_table()[BROKER].broker_addrs[&0], MASTER_ADDR);
+    assert_eq!(m.broker_addr_table()[&n(BROKER)].broker_addrs[&0], MASTER_ADDR);
     assert!(!m.broker_live_table().contains_key(&BrokerAddrInfo::new(CLUSTER, SLAVE_ADDR)));
 }
 
@@ -138,7 +138,7 @@ fn equal_state_version_is_not_a_conflict_and_the_newcomer_takes_the_id() {
     assert!(!out.conflict);
     // Java's registerFirst only asks whether the id was empty; it held MASTER_ADDR.
     assert!(!out.register_first);
-    assert_eq!(m.broker_addr_table()[BROKER].broker_addrs[&0], SLAVE_ADDR);
+    assert_eq!(m.broker_addr_table()[&n(BROKER)].broker_addrs[&0], SLAVE_ADDR);
 }
 
 #[test]
@@ -149,8 +149,8 @@ fn single_topic_first_registration_returns_null_after_touching_cluster_table() {
 
     assert_eq!(out.result, None);
     assert_eq!(out.stopped, Some(RegisterStop::SingleTopicGuard));
-    assert!(m.cluster_addr_table()[CLUSTER].contains(BROKER));
-    assert!(m.broker_addr_table()[BROKER].broker_addrs.is_empty(), "an empty group remains");
+    assert!(m.cluster_addr_table()[&n(CLUSTER)].contains(&n(BROKER)));
+    assert!(m.broker_addr_table()[&n(BROKER)].broker_addrs.is_empty(), "an empty group remains");
     assert!(m.broker_live_table().is_empty());
     assert!(m.topic_queue_table().is_empty());
 }
@@ -279,7 +279,7 @@ fn null_wrapper_first_registration_is_caught_like_javas_npe() {
 
     assert_eq!(out.stopped, Some(RegisterStop::NullWrapper { step: 7 }));
     assert_eq!(out.result, Some(RegisterBrokerResult::default()));
-    assert!(m.broker_addr_table()[BROKER].broker_addrs.is_empty());
+    assert!(m.broker_addr_table()[&n(BROKER)].broker_addrs.is_empty());
 }
 
 #[test]

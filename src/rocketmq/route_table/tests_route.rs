@@ -32,7 +32,7 @@ fn route_lists_queue_and_broker_data_sorted_by_broker_name() {
     m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
     let route = m.pickup_topic_route_data("T").unwrap();
 
-    let names = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>();
+    let names = |v: Vec<&Name>| v.into_iter().map(|n| n.to_string()).collect::<Vec<_>>();
     assert_eq!(names(route.queue_datas.iter().map(|q| &q.broker_name).collect()), ["broker-a", "broker-b"]);
     assert_eq!(names(route.broker_datas.iter().map(|b| &b.broker_name).collect()), ["broker-a", "broker-b"]);
     assert_eq!(route.queue_datas[0].read_queue_nums, 8);
@@ -44,7 +44,7 @@ fn route_needs_at_least_one_broker_data() {
     // RocketMQ RouteInfoManager#pickupTopicRouteData step 2: foundBrokerData && foundQueueData
     let mut m = manager();
     m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &body(dv(1), &["T", "U"])), ch(1));
-    m.broker_addr_table.remove(BROKER);
+    m.broker_addr_table.remove(&n(BROKER));
     assert!(m.pickup_topic_route_data("T").is_none());
 }
 
@@ -83,7 +83,7 @@ fn acting_master_rewrite_moves_min_slave_to_id_zero_in_the_answer_only() {
     masterless_acting_group(&mut m, &["T", "U"]);
     let route = m.pickup_topic_route_data("T").unwrap();
 
-    assert_eq!(route.broker_datas[0].broker_addrs.iter().collect::<Vec<_>>(), vec![(&0, &SLAVE_ADDR.to_string())]);
+    assert_eq!(route.broker_datas[0].broker_addrs.iter().collect::<Vec<_>>(), vec![(&0, &n(SLAVE_ADDR))]);
     assert!(!perm::is_writeable(route.queue_datas[0].perm));
     assert_eq!(ids_of(&m, BROKER), vec![1], "the stored table keeps the real id");
 }

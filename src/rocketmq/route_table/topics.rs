@@ -56,7 +56,7 @@ impl RouteInfoManager {
             // An unknown cluster throws a NullPointerException inside the try: logged, and the
             // empty list answered.
             TopicQuery::Cluster(cluster) => {
-                let names = self.cluster_addr_table.get(cluster).cloned().unwrap_or_default();
+                let names = self.cluster_named(cluster).cloned().unwrap_or_default();
                 let topics = self
                     .topic_queue_table
                     .iter()
@@ -68,13 +68,16 @@ impl RouteInfoManager {
             TopicQuery::System => {
                 let mut topics = BTreeSet::new();
                 for (cluster, names) in &self.cluster_addr_table {
-                    topics.insert(cluster.clone());
-                    topics.extend(names.iter().cloned());
+                    topics.insert(cluster.to_string());
+                    topics.extend(names.iter().map(|name| name.to_string()));
                 }
                 // The first group with an address, and its first id. Java walks a HashMap of
                 // group names, in hash order; routesim's groups are sorted by name, so with
                 // several groups the address given may be another group's than Java's.
-                let broker_addr = self.broker_addr_table.values().find_map(|g| g.broker_addrs.values().next().cloned());
+                let broker_addr = self
+                    .broker_addr_table
+                    .values()
+                    .find_map(|g| g.broker_addrs.values().next().map(|addr| addr.to_string()));
                 TopicList { topics, broker_addr }
             }
             TopicQuery::Unit => flagged(|f| f & FLAG_UNIT != 0),

@@ -4,12 +4,12 @@
 use super::outcome::{CleanupAbort, ExpiredBroker, MinBrokerIdChange, UnregisterReport, UnregisterStep};
 use super::{no_master_exists, RouteInfoManager};
 use crate::rocketmq::types::{
-    perm, BrokerAddrInfo, BrokerAddrRef, BrokerData, BrokerLiveInfo, UnregisterRequest,
-    DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+    perm, BrokerAddrInfo, BrokerData, BrokerLiveInfo, UnregisterRequest, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -17,11 +17,11 @@ use std::sync::Arc;
 #[derive(Default)]
 struct BatchSets {
     /// Groups that became empty and were removed.
-    removed: BTreeSet<String>,
+    removed: BTreeSet<Name>,
     /// Every other request's broker name — including names with no BrokerData at all.
-    reduced: BTreeSet<String>,
+    reduced: BTreeSet<Name>,
     /// brokerName -> offline address, for step 7; a later request for the same name wins.
-    notify: BTreeMap<String, String>,
+    notify: BTreeMap<Name, Name>,
 }
 
 impl RouteInfoManager {
@@ -48,7 +48,7 @@ impl RouteInfoManager {
 
     /// Steps 1–5 for one request.
     fn unregister_one(&mut self, req: &UnregisterRequest, sets: &mut BatchSets) -> UnregisterStep {
-        let key = BrokerAddrRef::new(&req.cluster_name, &req.broker_addr);
+        let key = BrokerAddrInfo::new(req.cluster_name, req.broker_addr);
         let mut step = UnregisterStep {
             request: req.clone(),
             live_removed: self.remove_live_entry(key),
@@ -72,9 +72,9 @@ impl RouteInfoManager {
             self.leave_cluster(req, &mut step);
         }
         if step.broker_name_removed {
-            sets.removed.insert(req.broker_name.clone());
+            sets.removed.insert(req.broker_name);
         } else {
-            sets.reduced.insert(req.broker_name.clone());
+            sets.reduced.insert(req.broker_name);
         }
         step
     }
@@ -87,7 +87,7 @@ impl RouteInfoManager {
         };
         step.broker_data_found = true;
         if group.cluster != req.cluster_name {
-            self.cross_cluster_names.insert(req.broker_name.clone());
+            self.cross_cluster_names.insert(req.broker_name);
         }
         // Judged from the *request's* id before removal, not from the entry actually removed.
         let min_id = group.broker_addrs.keys().next().copied();
@@ -96,7 +96,7 @@ impl RouteInfoManager {
         group.broker_addrs.retain(|&id, addr| {
             let hit = *addr == req.broker_addr;
             if hit {
-                step.addrs_removed.push((id, addr.clone()));
+                step.addrs_removed.push((id, addr.to_string()));
             }
             !hit
         });
@@ -105,7 +105,7 @@ impl RouteInfoManager {
             self.broker_addr_table.remove(&req.broker_name);
             step.broker_name_removed = true;
         } else if step.min_broker_id_changed {
-            sets.notify.insert(req.broker_name.clone(), req.broker_addr.clone());
+            sets.notify.insert(req.broker_name, req.broker_addr);
             step.notify_queued = true;
         }
         if !step.addrs_removed.is_empty() || step.broker_name_removed {
@@ -143,9 +143,9 @@ impl RouteInfoManager {
             }
             for name in &sets.removed {
                 if by_broker.remove(name).is_some() {
-                    memo.note_removal(name);
+                    memo.note_removal(*name);
                     *revision += 1;
-                    report.queue_data_removed.push((topic.clone(), name.clone()));
+                    report.queue_data_removed.push((topic.clone(), name.to_string()));
                 }
             }
             if by_broker.is_empty() {
@@ -157,7 +157,7 @@ impl RouteInfoManager {
                     continue;
                 };
                 let Some(group) = groups.get(name) else {
-                    report.aborted = Some(CleanupAbort { topic: topic.clone(), broker_name: name.clone() });
+                    report.aborted = Some(CleanupAbort { topic: topic.clone(), broker_name: name.to_string() });
                     return true;
                 };
                 if group.enable_acting_master && no_master_exists(Some(group)) {
@@ -165,7 +165,7 @@ impl RouteInfoManager {
                         Arc::make_mut(queue_data).perm &= !perm::WRITE;
                         *revision += 1;
                     }
-                    report.write_perm_wiped.push((topic.clone(), name.clone()));
+                    report.write_perm_wiped.push((topic.clone(), name.to_string()));
                 }
             }
             true
@@ -174,12 +174,12 @@ impl RouteInfoManager {
 
     /// Step 7: notices for surviving groups whose smallest id went, built from the group as it
     /// stands after the whole batch — and only for groups with acting master enabled.
-    fn min_id_notices(&self, notify: &BTreeMap<String, String>) -> Vec<MinBrokerIdChange> {
+    fn min_id_notices(&self, notify: &BTreeMap<Name, Name>) -> Vec<MinBrokerIdChange> {
         notify
             .iter()
             .filter_map(|(name, offline)| {
                 let group = self.broker_addr_table.get(name).filter(|g| g.enable_acting_master)?;
-                MinBrokerIdChange::for_group(name, &group.broker_addrs, Some(offline.clone()), None)
+                MinBrokerIdChange::for_group(name, &group.broker_addrs, Some(offline.to_string()), None)
             })
             .collect()
     }
@@ -207,7 +207,7 @@ impl RouteInfoManager {
         expired
             .into_iter()
             .map(|(key, live)| ExpiredBroker {
-                addr_info: key.clone(),
+                addr_info: *key,
                 last_update: live.last_update_timestamp,
                 timeout: live.heartbeat_timeout_millis,
                 channel: live.channel,
@@ -234,16 +234,16 @@ impl RouteInfoManager {
     /// entry, which Java never unregisters.
     pub fn setup_unregister_request(&self, info: &BrokerAddrInfo) -> Option<UnregisterRequest> {
         // The first group in name order: the smallest name among the matches.
-        let lists_addr = |(_, group): &(&String, &Arc<BrokerData>)| {
+        let lists_addr = |(_, group): &(&Name, &Arc<BrokerData>)| {
             group.cluster == info.cluster_name && group.broker_addrs.values().any(|addr| *addr == info.broker_addr)
         };
         let first = self.broker_addr_table.unordered().filter(lists_addr).min_by_key(|(name, _)| *name);
         first.and_then(|(_, group)| {
             let (&id, _) = group.broker_addrs.iter().find(|(_, addr)| **addr == info.broker_addr)?;
             Some(UnregisterRequest {
-                broker_name: group.broker_name.clone(),
-                broker_addr: info.broker_addr.clone(),
-                cluster_name: info.cluster_name.clone(),
+                broker_name: group.broker_name,
+                broker_addr: info.broker_addr,
+                cluster_name: info.cluster_name,
                 broker_id: id,
             })
         })

@@ -7,6 +7,7 @@ use super::table_subject::{LiveWant, RegistrationWant, TopicsWant};
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
 use crate::rocketmq::types::{perm, TopicRouteData};
+use crate::sim::name::Name;
 use crate::sim::world::World;
 use smallvec::{smallvec, SmallVec};
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,7 +119,11 @@ impl Subject {
             Subject::Cluster { namesrv, cluster, brokers } => {
                 let got: BTreeSet<String> = world
                     .namesrv(namesrv)
-                    .and_then(|t| t.borrow().cluster_addr_table().get(cluster).map(|names| names.to_btree()))
+                    .and_then(|t| {
+                        let t = t.borrow();
+                        let names = t.cluster_addr_table().get(&Name::find(cluster)?)?;
+                        Some(names.iter().map(|name| name.to_string()).collect())
+                    })
                     .unwrap_or_default();
                 if &got == brokers {
                     Ok(())
@@ -182,15 +187,18 @@ impl RouteWant {
         let empty = TopicRouteData::default();
         let route = route.unwrap_or(&empty);
         if let Some(want) = &self.brokers {
-            let got: BTreeSet<String> = route.queue_datas.iter().map(|q| q.broker_name.clone()).collect();
+            let got: BTreeSet<String> = route.queue_datas.iter().map(|q| q.broker_name.to_string()).collect();
             if &got != want {
                 return false;
             }
         }
         if let Some(want) = &self.addrs {
             for (name, ids) in want {
-                let got = route.broker_datas.iter().find(|b| &b.broker_name == name).map(|b| &b.broker_addrs);
-                if got != Some(ids) {
+                let got = route.broker_datas.iter().find(|b| b.broker_name == *name).map(|b| &b.broker_addrs);
+                let same = |got: &BTreeMap<u64, Name>| {
+                    got.iter().map(|(id, a)| (id, a.as_str())).eq(ids.iter().map(|(id, a)| (id, a.as_str())))
+                };
+                if !got.is_some_and(same) {
                     return false;
                 }
             }
@@ -247,7 +255,7 @@ impl RouteWant {
     }
 }
 
-fn addrs(ids: &BTreeMap<u64, String>) -> String {
+fn addrs<A: std::fmt::Display>(ids: &BTreeMap<u64, A>) -> String {
     let v: Vec<String> = ids.iter().map(|(id, a)| format!("{id}={a}")).collect();
     format!("{{{}}}", v.join(", "))
 }
@@ -261,10 +269,10 @@ pub fn describe_route(route: Option<&TopicRouteData>) -> String {
 /// about a 1,000-broker topic stays a line.
 pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> String {
     let Some(route) = route else { return "absent (TOPIC_NOT_EXIST)".into() };
-    let groups: BTreeMap<&str, &BTreeMap<u64, String>> =
+    let groups: BTreeMap<&str, &BTreeMap<u64, Name>> =
         route.broker_datas.iter().map(|b| (b.broker_name.as_str(), &b.broker_addrs)).collect();
     let mut queues: Vec<_> = route.queue_datas.iter().collect();
-    queues.sort_by(|a, b| a.broker_name.cmp(&b.broker_name));
+    queues.sort_by_key(|a| a.broker_name);
     let mut parts: Vec<String> = queues
         .iter()
         .take(max)

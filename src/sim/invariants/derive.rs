@@ -69,7 +69,7 @@ impl Configs {
             // QueueData stored as an operator gave it, not as any broker's config says: it
             // stays until the group registers a changed DataVersion for that topic.
             Action::RegisterTopic { topic, queues, .. } => {
-                self.unknowable.extend(queues.iter().map(|q| (topic.clone(), q.broker_name.clone())));
+                self.unknowable.extend(queues.iter().map(|q| (topic.clone(), q.broker_name.to_string())));
             }
             Action::Topic { broker, .. }
             | Action::SetBrokerId { broker, .. }
@@ -266,16 +266,24 @@ pub fn compare(
         for k in live.difference(&want.live) {
             out.push(format!("{ns}: live entry {k} should be gone"));
         }
-        let groups: Groups = t.broker_addr_table().iter().map(|(n, g)| (n.clone(), g.broker_addrs.clone())).collect();
+        let groups: Groups = t
+            .broker_addr_table()
+            .iter()
+            .map(|(n, g)| (n.to_string(), g.broker_addrs.iter().map(|(&id, a)| (id, a.to_string())).collect()))
+            .collect();
         out.extend(diff(&format!("{ns}: group"), &want.groups, &groups));
-        let clusters: BTreeMap<String, BTreeSet<String>> =
-            t.cluster_addr_table().iter().map(|(c, names)| (c.clone(), names.to_btree())).collect();
+        let clusters: BTreeMap<String, BTreeSet<String>> = t
+            .cluster_addr_table()
+            .iter()
+            .map(|(c, names)| (c.to_string(), names.iter().map(|n| n.to_string()).collect()))
+            .collect();
         out.extend(diff(&format!("{ns}: cluster"), &want.clusters, &clusters));
         let topics: Topics = t
             .topic_queue_table()
             .iter()
             .map(|(topic, qs)| {
-                let qs = qs.iter().map(|(b, q)| (b.clone(), (q.read_queue_nums, q.write_queue_nums, q.perm))).collect();
+                let qs =
+                    qs.iter().map(|(b, q)| (b.to_string(), (q.read_queue_nums, q.write_queue_nums, q.perm))).collect();
                 (topic.clone(), qs)
             })
             .collect();

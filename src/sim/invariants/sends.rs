@@ -294,7 +294,7 @@ fn same(a: &Route, b: &Route) -> bool {
 /// The master address `route` gives the broker name.
 fn master_addr<'r>(route: &'r TopicRouteData, broker: &str) -> Option<&'r str> {
     let data = route.broker_datas.iter().find(|b| b.broker_name == broker)?;
-    data.broker_addrs.get(&MASTER_ID).map(String::as_str)
+    data.broker_addrs.get(&MASTER_ID).map(|addr| addr.as_str())
 }
 
 /// Whether `route` lets a producer write to `broker`'s `queue` (or to `broker` at all).

@@ -9,6 +9,7 @@ use super::timeline::{broker_name_known, Refs};
 use super::Action;
 use crate::rocketmq::types::{DataVersion, QueueData, UnregisterRequest};
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 
 pub(super) fn register_topic(
     ctx: &mut Ctx,
@@ -34,7 +35,7 @@ pub(super) fn register_topic(
         let config = super::validate::topic(ctx, &topic);
         let sys_flag = q.sys_flag.as_ref().map(|f| ctx.count(f, "sys_flag", 0)).unwrap_or(Some(0));
         queues.push(QueueData {
-            broker_name: name?,
+            broker_name: Name::from(name?),
             read_queue_nums: config.read_queue_nums,
             write_queue_nums: config.write_queue_nums,
             perm: config.perm,
@@ -84,9 +85,9 @@ pub(super) fn unregister_broker(
         return ctx.fail(raw.span(), format!("the UNREGISTER_BROKER header lacks {}", missing.join(", ")), Some(help));
     }
     let request = UnregisterRequest {
-        cluster_name: cluster?,
-        broker_addr: broker_addr?,
-        broker_name: broker_name?,
+        cluster_name: Name::from(cluster?),
+        broker_addr: Name::from(broker_addr?),
+        broker_name: Name::from(broker_name?),
         broker_id: broker_id?,
     };
     Some(Action::UnregisterBroker { namesrvs, request })

@@ -23,7 +23,7 @@ pub fn table_lines(t: &RouteInfoManager) -> BTreeSet<String> {
         out.insert(format!("brokerAddrTable   {name}: {{{}}}{acting}", ids.join(", ")));
     }
     for (cluster, names) in t.cluster_addr_table() {
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let names: Vec<&str> = names.iter().map(|name| name.as_str()).collect();
         out.insert(format!("clusterAddrTable  {cluster}: [{}]", names.join(", ")));
     }
     for (topic, qs) in t.topic_queue_table() {
