@@ -131,7 +131,7 @@ struct RequestNames {
     cluster: Name,
     addr: Name,
     broker_name: Name,
-    ha_server_addr: Arc<str>,
+    ha_server_addr: Name,
 }
 
 impl BrokerCore {
@@ -153,7 +153,7 @@ impl BrokerCore {
             cluster: Name::new(&config.cluster),
             addr: Name::new(&config.addr),
             broker_name: Name::new(&config.broker_name),
-            ha_server_addr: config.ha_server_addr().into(),
+            ha_server_addr: Name::new(&config.ha_server_addr()),
         };
         BrokerCore { config, topics, data_version, wrapper, names }
     }
@@ -184,7 +184,7 @@ impl BrokerCore {
             broker_addr: self.names.addr,
             broker_name: self.names.broker_name,
             broker_id: c.broker_id,
-            ha_server_addr: Arc::clone(&self.names.ha_server_addr),
+            ha_server_addr: self.names.ha_server_addr,
             zone_name: None,
             // `doRegisterBrokerAll`: brokerNotActiveTimeoutMillis in acting-master mode, else null.
             heartbeat_timeout_millis: c.enable_acting_master.then_some(c.not_active_timeout),

@@ -260,7 +260,7 @@ pub struct BrokerLiveInfo {
     pub heartbeat_timeout_millis: SimDuration,
     pub data_version: DataVersion,
     pub channel: ChannelId,
-    pub ha_server_addr: String,
+    pub ha_server_addr: Name,
 }
 
 /// `TopicRouteData`: the answer to `GET_ROUTEINFO_BY_TOPIC`.
@@ -284,7 +284,7 @@ pub struct RegisterBrokerRequest {
     pub broker_addr: Name,
     pub broker_name: Name,
     pub broker_id: u64,
-    pub ha_server_addr: Arc<str>,
+    pub ha_server_addr: Name,
     pub zone_name: Option<String>,
     /// `heartbeatTimeoutMillis`: 10 s from acting-master brokers, absent (120 s) otherwise.
     pub heartbeat_timeout_millis: Option<SimDuration>,

@@ -205,8 +205,7 @@ impl RouteInfoManager {
     /// timestamp moves the revision.
     ///
     /// An existing entry is overwritten field by field, which leaves it equal to the new one
-    /// Java puts; its HA address is copied only when it differs (it almost never does, and the
-    /// copy was an allocation per registration).
+    /// Java puts.
     fn replace_live_entry(
         &mut self,
         now: SimTime,
@@ -226,14 +225,14 @@ impl RouteInfoManager {
                 heartbeat_timeout_millis: timeout,
                 data_version,
                 channel,
-                ha_server_addr: req.ha_server_addr.to_string(),
+                ha_server_addr: req.ha_server_addr,
             };
             self.broker_live_table.insert(key, info);
             self.bump();
             return None;
         };
         let previous = prev.channel;
-        let new_ha_addr = *prev.ha_server_addr != *req.ha_server_addr;
+        let new_ha_addr = prev.ha_server_addr != req.ha_server_addr;
         let visible_change = prev.heartbeat_timeout_millis != timeout
             || prev.data_version != data_version
             || prev.channel != channel
@@ -242,9 +241,7 @@ impl RouteInfoManager {
         prev.heartbeat_timeout_millis = timeout;
         prev.data_version = data_version;
         prev.channel = channel;
-        if new_ha_addr {
-            prev.ha_server_addr = req.ha_server_addr.to_string();
-        }
+        prev.ha_server_addr = req.ha_server_addr;
         if visible_change {
             self.bump();
         }
@@ -279,7 +276,7 @@ impl RouteInfoManager {
         let master_key = BrokerAddrInfo::new(req.cluster_name, *master_addr);
         match self.broker_live_table.get(&master_key) {
             Some(live) => RegisterBrokerResult {
-                ha_server_addr: Some(live.ha_server_addr.clone()),
+                ha_server_addr: Some(live.ha_server_addr.to_string()),
                 master_addr: Some(master_addr.to_string()),
             },
             None => RegisterBrokerResult::default(),

@@ -169,7 +169,7 @@ fn apply(m: &mut RouteInfoManager, op: &Op, now: u64) -> (String, Option<Registe
     (said, None)
 }
 
-type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, String)>;
+type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, Name)>;
 
 /// Everything an observer can see: the tables, with live timestamps left out.
 #[derive(Debug, PartialEq)]
@@ -185,7 +185,7 @@ fn visible(m: &RouteInfoManager) -> Visible {
     let live = m
         .broker_live_table()
         .iter()
-        .map(|(k, l)| (*k, (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr.clone())));
+        .map(|(k, l)| (*k, (l.heartbeat_timeout_millis, l.data_version, l.channel, l.ha_server_addr)));
     Visible {
         topics: m.topic_queue_table().to_btree(),
         groups: m.broker_addr_table().to_btree(),
