@@ -187,8 +187,7 @@ impl NacosApp {
             slot => {
                 let info = beat.info;
                 let req = |body| {
-                    let (service, cluster, ip, port) =
-                        (info.service.clone(), info.cluster.clone(), info.ip.clone(), info.port);
+                    let (service, cluster, ip, port) = (info.service.clone(), info.cluster.clone(), info.ip, info.port);
                     Arc::new(BeatReq { service, cluster, ip, port, body })
                 };
                 &mut slot.insert((task, [req(None), req(Some(info.clone()))])).1

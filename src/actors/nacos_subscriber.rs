@@ -14,6 +14,7 @@ use crate::nacos::types::{ClientKey, ServiceInfo, ServiceKey};
 use crate::nacos::wire::{Answer, ListReq, NacosMsg};
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
+use crate::sim::name::Name;
 use crate::sim::packet::{Body, Packet};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -33,7 +34,7 @@ pub struct NacosSubscriber {
     http: HttpClient<Poll>,
     services: Vec<ServiceKey>,
     /// `clientIP` and the `PushReceiver`'s UDP port.
-    ip: Arc<str>,
+    ip: Name,
     udp_port: u16,
 }
 
@@ -44,7 +45,7 @@ impl NacosSubscriber {
         servers: Vec<(Arc<str>, NodeId)>,
         read_timeout: SimDuration,
         services: Vec<ServiceKey>,
-        (ip, udp_port): (Arc<str>, u16),
+        (ip, udp_port): (Name, u16),
     ) -> Self {
         let http = HttpClient::new(env.clone(), servers, read_timeout);
         NacosSubscriber { env, core, http, services, ip, udp_port }
@@ -53,7 +54,7 @@ impl NacosSubscriber {
     fn query(&mut self, idx: usize, kind: PollKind, first: bool, ctx: &mut Context<Self>) {
         let req = ListReq {
             service: self.services[idx].clone(),
-            client_ip: self.ip.clone(),
+            client_ip: self.ip,
             udp_port: self.udp_port,
             healthy_only: false,
         };

@@ -19,6 +19,7 @@ use crate::nacos::types::{Instance, Metadata, ServiceKey};
 use crate::nacos::wire::BeatReply;
 use crate::sim::clock::SimDuration;
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ use std::sync::Arc;
 pub struct BeatInfo {
     /// The namespace of the reactor's `NamingService` plus `serviceName` (the grouped name).
     pub service: ServiceKey,
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
     pub weight: f64,
     pub cluster: Arc<str>,
@@ -42,7 +43,7 @@ impl BeatInfo {
     pub fn new(service: ServiceKey, instance: &Instance, period: SimDuration) -> Self {
         BeatInfo {
             service,
-            ip: instance.ip.clone(),
+            ip: instance.ip,
             port: instance.port,
             weight: instance.weight,
             cluster: instance.cluster.clone(),
@@ -55,7 +56,7 @@ impl BeatInfo {
     /// register-time metadata and weight.
     pub fn to_instance(&self) -> Instance {
         Instance {
-            ip: self.ip.clone(),
+            ip: self.ip,
             port: self.port,
             weight: self.weight,
             cluster: self.cluster.clone(),
@@ -70,7 +71,7 @@ impl BeatInfo {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BeatKey {
     pub grouped: Arc<str>,
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
 }
 
@@ -139,7 +140,7 @@ impl BeatReactor {
     /// `addBeatInfo`: replaces (and stops) any chain for the same key and starts a new one whose
     /// first beat is due one `period` from now.
     pub fn add_beat_info(&mut self, info: Arc<BeatInfo>) -> (TaskId, SimDuration) {
-        let key = BeatKey { grouped: info.service.grouped.clone(), ip: info.ip.clone(), port: info.port };
+        let key = BeatKey { grouped: info.service.grouped.clone(), ip: info.ip, port: info.port };
         let period = info.period;
         self.tasks.push(Chain { info, stopped: false });
         let task = TaskId(self.tasks.len() as u64);
@@ -151,8 +152,8 @@ impl BeatReactor {
 
     /// `removeBeatInfo`: stops the chain. A beat already in flight still completes, and its answer
     /// can still re-register the instance (#1733, #9746).
-    pub fn remove_beat_info(&mut self, grouped: &Arc<str>, ip: &Arc<str>, port: u16) -> bool {
-        let key = BeatKey { grouped: grouped.clone(), ip: ip.clone(), port };
+    pub fn remove_beat_info(&mut self, grouped: &Arc<str>, ip: &Name, port: u16) -> bool {
+        let key = BeatKey { grouped: grouped.clone(), ip: *ip, port };
         match self.dom2beat.remove(&key) {
             Some(task) => !std::mem::replace(&mut self.chain_mut(task).stopped, true),
             None => false,
@@ -212,7 +213,7 @@ mod tests {
 
     fn info(name: &str, port: u16, period: u64) -> Arc<BeatInfo> {
         let instance = Instance {
-            ip: Arc::from("10.0.0.1"),
+            ip: Name::from("10.0.0.1"),
             port,
             weight: 1.0,
             cluster: Arc::from("DEFAULT"),

@@ -47,13 +47,12 @@ mod tests {
     use crate::nacos::types::ClientKey;
     use crate::sim::clock::SimTime;
     use crate::sim::rng::SimRng;
-    use std::sync::Arc;
 
     /// The cached earliest tick stays equal to the set's first entry through any mix of the
     /// scheduler's moves: filing, moving a client earlier, and check ticks taking what is due.
     #[test]
     fn the_cached_first_tick_follows_the_entries() {
-        let ip: Arc<str> = Arc::from("10.0.0.1");
+        let ip = crate::sim::name::Name::new("10.0.0.1");
         let keys: Vec<ClientKey> = (0..8).map(|p| ClientKey::new(&ip, 8000 + p)).collect();
         for seed in 0..50 {
             let mut rng = SimRng::new(seed);

@@ -7,6 +7,7 @@ use crate::nacos::naming::{Change, NamingConfig, NamingServer, RegisterSource};
 use crate::nacos::types::{ClientKey, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY};
 use crate::nacos::wire::ListReq;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
 use std::sync::Arc;
 
@@ -144,7 +145,7 @@ fn a_subscriber_client_stays_while_it_polls_and_goes_30s_after_it_stops() {
     // Nacos ExpiredClientCleaner#isExpireSubscriberClient and EphemeralClientOperationServiceImpl#subscribeService
     let mut s = server(NamingConfig::default());
     let req =
-        ListReq { service: svc("orders"), client_ip: Arc::from("10.9.0.1"), udp_port: 54951, healthy_only: false };
+        ListReq { service: svc("orders"), client_ip: Name::from("10.9.0.1"), udp_port: 54951, healthy_only: false };
     for t in (0..=60_000).step_by(10_000) {
         s.list(SimTime(t), &req);
         assert!(run_until(&mut s, SimTime(t + 9_999)).is_empty());
@@ -208,14 +209,14 @@ fn apply(s: &mut NamingServer, now: SimTime, op: &Op, out: &mut Vec<(SimTime, Ch
             let req = crate::nacos::wire::DeregisterReq {
                 service: svc(names[*n as usize]),
                 cluster: Arc::from("DEFAULT"),
-                ip: Arc::from("10.0.0.1"),
+                ip: Name::from("10.0.0.1"),
                 port: *p,
             };
             s.deregister(now, &req)
         }
         Op::List(p) => {
             let req =
-                ListReq { service: svc("a"), client_ip: Arc::from("10.9.0.9"), udp_port: *p, healthy_only: false };
+                ListReq { service: svc("a"), client_ip: Name::from("10.9.0.9"), udp_port: *p, healthy_only: false };
             s.list(now, &req).1
         }
         Op::Pause(_) => Vec::new(),

@@ -129,7 +129,7 @@ mod tests {
     fn changes_to_one_service_merge_and_keep_the_earliest_time() {
         // Nacos PushDelayTask#merge: setLastProcessTime(min(...)), pushToAll absorbs targets
         let mut e = PushEngine::with_default_delay(SimTime(0));
-        let one = ClientKey::new(&std::sync::Arc::from("10.9.0.1"), 54951);
+        let one = ClientKey::new(&crate::sim::name::Name::from("10.9.0.1"), 54951);
         e.add(&svc("a"), Targets::Clients(BTreeSet::from([one])), SimTime(1_000));
         e.add(&svc("a"), Targets::All, SimTime(1_300));
         assert_eq!(e.next_wake(), Some(SimTime(1_500)));

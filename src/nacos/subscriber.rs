@@ -139,13 +139,14 @@ impl SubscriberCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::name::Name;
 
     fn svc() -> ServiceKey {
         ServiceKey::new("public", "DEFAULT_GROUP", "orders")
     }
 
     fn host(port: u16, healthy: bool) -> Host {
-        Host { ip: Arc::from("10.0.0.1"), port, cluster: Arc::from("DEFAULT"), weight: 1.0, healthy, enabled: true }
+        Host { ip: Name::from("10.0.0.1"), port, cluster: Arc::from("DEFAULT"), weight: 1.0, healthy, enabled: true }
     }
 
     fn info(t: u64, hosts: Vec<Host>) -> Arc<ServiceInfo> {

@@ -5,6 +5,7 @@
 //! bump costs nothing next to a `String` allocation.
 
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -109,20 +110,6 @@ impl PartialEq for ServiceKey {
     }
 }
 
-impl PartialEq for ClientKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.port == other.port && eq_shared(&self.ip, &other.ip)
-    }
-}
-
-/// By content, as equality is.
-impl Hash for ClientKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.ip.hash(state);
-        self.port.hash(state);
-    }
-}
-
 impl Ord for ServiceKey {
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_shared(&self.namespace, &other.namespace).then_with(|| cmp_shared(&self.grouped, &other.grouped))
@@ -130,18 +117,6 @@ impl Ord for ServiceKey {
 }
 
 impl PartialOrd for ServiceKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for ClientKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        cmp_shared(&self.ip, &other.ip).then(self.port.cmp(&other.port))
-    }
-}
-
-impl PartialOrd for ClientKey {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
@@ -160,15 +135,18 @@ impl fmt::Display for ServiceKey {
 
 /// The identity of an `IpPortBasedClient`: its id is `ip:port#true`. One client publishes at most
 /// one instance per service, so `(client, service)` names an instance on a server.
-#[derive(Clone, Debug, Eq, Serialize)]
+///
+/// The ip is an interned [`Name`]: every beat finds its client by this key, and a `Name` hashes
+/// and compares without reading the text. Ordered by the ip's text, then the port.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ClientKey {
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
 }
 
 impl ClientKey {
-    pub fn new(ip: &Arc<str>, port: u16) -> Self {
-        ClientKey { ip: ip.clone(), port }
+    pub fn new(ip: &Name, port: u16) -> Self {
+        ClientKey { ip: *ip, port }
     }
 }
 
@@ -190,7 +168,7 @@ impl fmt::Display for ClientKey {
 /// An `Instance` as the client sends it to `POST /nacos/v1/ns/instance` (always ephemeral here).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instance {
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
     pub weight: f64,
     pub cluster: Arc<str>,
@@ -202,7 +180,7 @@ pub struct Instance {
 /// One host in a `ServiceInfo` (the list answer and the push payload).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Host {
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
     pub cluster: Arc<str>,
     pub weight: f64,
@@ -330,6 +308,6 @@ mod tests {
     fn services_print_grouped_and_clients_print_their_nacos_id() {
         assert_eq!(ServiceKey::new("public", "DEFAULT_GROUP", "orders").to_string(), "DEFAULT_GROUP@@orders");
         assert_eq!(ServiceKey::new("dev", "G", "orders").to_string(), "dev/G@@orders");
-        assert_eq!(ClientKey::new(&Arc::from("10.0.0.1"), 8080).to_string(), "10.0.0.1:8080#true");
+        assert_eq!(ClientKey::new(&Name::from("10.0.0.1"), 8080).to_string(), "10.0.0.1:8080#true");
     }
 }

@@ -8,6 +8,7 @@
 use crate::nacos::beat::BeatInfo;
 use crate::nacos::types::{Instance, ServiceInfo, ServiceKey};
 use crate::sim::ids::MsgId;
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 pub const API_REGISTER: &str = "POST /nacos/v1/ns/instance";
@@ -67,7 +68,7 @@ pub struct RegisterReq {
 pub struct DeregisterReq {
     pub service: ServiceKey,
     pub cluster: Arc<str>,
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
 }
 
@@ -75,7 +76,7 @@ pub struct DeregisterReq {
 pub struct BeatReq {
     pub service: ServiceKey,
     pub cluster: Arc<str>,
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
     /// The full beat's body; `None` for a light beat.
     pub body: Option<Arc<BeatInfo>>,
@@ -85,7 +86,7 @@ pub struct BeatReq {
 pub struct ListReq {
     pub service: ServiceKey,
     /// `clientIP` and `udpPort`: the subscriber's UDP address (`ip:udpPort#true` client).
-    pub client_ip: Arc<str>,
+    pub client_ip: Name,
     pub udp_port: u16,
     pub healthy_only: bool,
 }

@@ -6,9 +6,9 @@
 //! back to the scenario lives here, beside the views that need it, and not in the model.
 
 use crate::nacos::types::{ClientKey, ServiceKey, DEFAULT_GROUP, DEFAULT_NAMESPACE};
+use crate::sim::name::Name;
 use crate::sim::scenario::Scenario;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The scenario's processes and Nacos identities.
 #[derive(Clone, Debug, Default)]
@@ -32,8 +32,11 @@ impl Cast {
                 instances.insert(key, (i.name.clone(), app.name.clone()));
             }
         }
-        let subscribers =
-            s.nacos.subscribers.iter().map(|x| (ClientKey::new(&Arc::from(x.ip.as_str()), x.udp_port), x.name.clone()));
+        let subscribers = s
+            .nacos
+            .subscribers
+            .iter()
+            .map(|x| (ClientKey::new(&Name::from(x.ip.as_str()), x.udp_port), x.name.clone()));
         let brokers = s.brokers.iter().map(|b| (b.config.addr.clone(), b.name.clone())).collect();
         Cast { order: s.process_names(), instances, subscribers: subscribers.collect(), brokers }
     }
@@ -92,7 +95,7 @@ mod tests {
     #[test]
     fn unknown_identities_fall_back_to_ip_and_port() {
         let cast = Cast::default();
-        let client = ClientKey::new(&Arc::from("10.9.9.9"), 80);
+        let client = ClientKey::new(&Name::from("10.9.9.9"), 80);
         assert_eq!(cast.instance(&ServiceKey::new("public", "DEFAULT_GROUP", "x"), &client), "10.9.9.9:80");
         assert_eq!(cast.subscriber(&client), "10.9.9.9:80");
     }

@@ -32,6 +32,7 @@ use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, Metadata};
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
+use crate::sim::name::Name;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec, Transport};
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -154,7 +155,7 @@ impl Director {
         let servers = self.nacos_servers(&spec.servers);
         let ctx = Context::<NacosSubscriber>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let udp = (Arc::from(spec.ip.as_str()), spec.udp_port);
+        let udp = (Name::new(&spec.ip), spec.udp_port);
         let actor = NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp);
         self.running.insert(spec.name.clone(), Running::NacosSubscriber(ctx.run(actor)));
     }

@@ -18,7 +18,7 @@ impl NacosApp {
         self.registered[idx] = false;
         let i = &self.instances[idx];
         self.env.record(NacosNote::Deregistering { instance: i.name.clone() });
-        let (ip, port) = (i.instance.ip.clone(), i.instance.port);
+        let (ip, port) = (i.instance.ip, i.instance.port);
         self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
         let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
         let msg = NacosMsg::Deregister(Arc::new(req));

@@ -7,6 +7,7 @@ use super::filter::{route, tag_of, Route};
 use super::member::MemberView;
 use crate::nacos::types::ServiceKey;
 use crate::nacos::wire::{BeatReq, DeregisterReq, NacosMsg};
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 fn mapper(me: &str, all: &[&str]) -> DistroMapper {
@@ -39,8 +40,8 @@ fn a_peers_request_this_member_is_not_responsible_for_is_refused_not_forwarded_a
 #[test]
 fn the_tag_is_ip_colon_port_and_only_instance_requests_have_one() {
     let service = ServiceKey::new("public", "DEFAULT_GROUP", "orders");
-    let (ip, cluster): (Arc<str>, Arc<str>) = (Arc::from("10.1.0.1"), Arc::from("DEFAULT"));
-    let beat = BeatReq { service: service.clone(), cluster: cluster.clone(), ip: ip.clone(), port: 8080, body: None };
+    let (ip, cluster): (Name, Arc<str>) = ("10.1.0.1".into(), Arc::from("DEFAULT"));
+    let beat = BeatReq { service: service.clone(), cluster: cluster.clone(), ip, port: 8080, body: None };
     assert_eq!(tag_of(&NacosMsg::Beat(Arc::new(beat))).as_deref(), Some("10.1.0.1:8080"));
     let dereg = DeregisterReq { service, cluster, ip, port: 8081 };
     assert_eq!(tag_of(&NacosMsg::Deregister(Arc::new(dereg))).as_deref(), Some("10.1.0.1:8081"));

@@ -8,6 +8,7 @@ use crate::nacos::naming::{Change, NamingConfig, NamingServer};
 use crate::nacos::types::{ClientKey, Instance, ServiceKey};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 fn ms(v: u64) -> SimDuration {
@@ -143,7 +144,7 @@ fn any_request_refreshes_the_active_time() {
 
 fn instance(ip: &str, port: u16) -> Instance {
     Instance {
-        ip: Arc::from(ip),
+        ip: Name::from(ip),
         port,
         weight: 1.0,
         cluster: Arc::from("DEFAULT"),
@@ -161,7 +162,7 @@ fn a_released_connection_takes_every_instance_with_it_at_once() {
     s.connect_client(&conn);
     s.register_grpc(at(1), &conn, &svc("orders"), &instance("10.1.0.1", 8080)).unwrap();
     s.register_grpc(at(1), &conn, &svc("pay"), &instance("10.1.0.1", 8081)).unwrap();
-    let key = ClientKey::new(&Arc::from("10.1.0.1"), 8080);
+    let key = ClientKey::new(&Name::from("10.1.0.1"), 8080);
     assert!(s.instance(&svc("orders"), &key).is_some());
     assert_eq!(s.counts(&svc("orders")), (1, 1));
     let changes = s.disconnect_client(&conn);

@@ -5,6 +5,7 @@ use super::tests::{beat_reply, instance, key, light, server, svc};
 use super::*;
 use crate::nacos::types::{HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY};
 use crate::nacos::wire::DeregisterReq;
+use crate::sim::name::Name;
 
 fn md(pairs: &[(&str, &str)]) -> Arc<Metadata> {
     Arc::new(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
@@ -19,7 +20,7 @@ fn register(s: &mut NamingServer, at: u64, port: u16, pairs: &[(&str, &str)]) {
 }
 
 fn deregister(s: &mut NamingServer, at: u64, port: u16) {
-    let req = DeregisterReq { service: svc("orders"), cluster: Arc::from("DEFAULT"), ip: Arc::from("10.0.0.1"), port };
+    let req = DeregisterReq { service: svc("orders"), cluster: Arc::from("DEFAULT"), ip: Name::from("10.0.0.1"), port };
     s.deregister(SimTime(at), &req);
 }
 

@@ -52,6 +52,7 @@ use crate::nacos::types::{
     ENABLE_CLIENT_BEAT_KEY, HEART_BEAT_INTERVAL_KEY, HEART_BEAT_TIMEOUT_KEY, IP_DELETE_TIMEOUT_KEY,
 };
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 pub use conn::ConnClient;
 pub use metadata::{ConsoleMetadata, MetadataKey, Switches, EXPIRED_METADATA_TIME};
 use serde::Serialize;
@@ -143,7 +144,7 @@ impl Timeouts {
 /// A `HealthCheckInstancePublishInfo`: one instance as a client publishes it for one service.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Published {
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
     pub cluster: Arc<str>,
     pub weight: f64,
@@ -158,7 +159,7 @@ impl Published {
     /// What a registration publishes (`InstancePublishInfo`), beating as of `now`.
     pub fn new(instance: &crate::nacos::types::Instance, now: SimTime, timeouts: Timeouts) -> Self {
         Published {
-            ip: instance.ip.clone(),
+            ip: instance.ip,
             port: instance.port,
             cluster: instance.cluster.clone(),
             weight: instance.weight,

@@ -135,7 +135,7 @@ impl NamingServer {
                 return (self.beat_answer(&req.service, &key, cluster, CODE_RESOURCE_NOT_FOUND), changes);
             };
             let instance = Instance {
-                ip: ip.clone(),
+                ip: *ip,
                 port,
                 weight: body.weight,
                 cluster: cluster.clone(),
@@ -276,7 +276,7 @@ impl NamingServer {
         info.hosts = self
             .instances(service)
             .map(|(_, p)| Host {
-                ip: p.ip.clone(),
+                ip: p.ip,
                 port: p.port,
                 cluster: p.cluster.clone(),
                 weight: p.weight,

@@ -26,13 +26,14 @@ use super::{Change, ConnSyncData, IpPortClient, NamingServer, Published, Registe
 use crate::nacos::cluster::DistroMapper;
 use crate::nacos::types::{ClientKey, ServiceKey};
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 /// The `IpPortBasedClient` a Distro id names (`ip:port#true`), or `None` for a connection id.
 pub fn ip_client_key(id: &str) -> Option<ClientKey> {
     let (addr, _) = id.split_once('#')?;
     let (ip, port) = addr.rsplit_once(':')?;
-    Some(ClientKey { ip: Arc::from(ip), port: port.parse().ok()? })
+    Some(ClientKey { ip: Name::from(ip), port: port.parse().ok()? })
 }
 
 impl NamingServer {

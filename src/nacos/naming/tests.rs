@@ -5,6 +5,7 @@ use super::*;
 use crate::nacos::beat::BeatInfo;
 use crate::nacos::types::{Instance, CODE_OK, CODE_RESOURCE_NOT_FOUND, HEART_BEAT_INTERVAL_KEY};
 use crate::nacos::wire::{Answer, BeatReply, BeatReq, DeregisterReq, ListReq};
+use crate::sim::name::Name;
 
 pub(crate) fn svc(name: &str) -> ServiceKey {
     ServiceKey::new("public", "DEFAULT_GROUP", name)
@@ -12,7 +13,7 @@ pub(crate) fn svc(name: &str) -> ServiceKey {
 
 pub(crate) fn instance(port: u16, metadata: &[(&str, &str)]) -> Instance {
     Instance {
-        ip: Arc::from("10.0.0.1"),
+        ip: Name::from("10.0.0.1"),
         port,
         weight: 1.0,
         cluster: Arc::from("DEFAULT"),
@@ -23,12 +24,12 @@ pub(crate) fn instance(port: u16, metadata: &[(&str, &str)]) -> Instance {
 }
 
 pub(crate) fn key(port: u16) -> ClientKey {
-    ClientKey::new(&Arc::from("10.0.0.1"), port)
+    ClientKey::new(&Name::from("10.0.0.1"), port)
 }
 
 /// A light beat (no body) for `svc(name)` from `10.0.0.1:port`.
 pub(crate) fn light(name: &str, port: u16) -> BeatReq {
-    BeatReq { service: svc(name), cluster: Arc::from("DEFAULT"), ip: Arc::from("10.0.0.1"), port, body: None }
+    BeatReq { service: svc(name), cluster: Arc::from("DEFAULT"), ip: Name::from("10.0.0.1"), port, body: None }
 }
 
 /// A full beat, its body built from `instance(port, metadata)`.
@@ -88,7 +89,7 @@ fn deregistering_removes_the_instance_but_keeps_the_client_for_the_cleaner() {
     let mut s = server();
     s.register(SimTime(0), &svc("orders"), &instance(8080, &[]), RegisterSource::Request);
     let req =
-        DeregisterReq { service: svc("orders"), cluster: Arc::from("other"), ip: Arc::from("10.0.0.1"), port: 8080 };
+        DeregisterReq { service: svc("orders"), cluster: Arc::from("other"), ip: Name::from("10.0.0.1"), port: 8080 };
     let changes = s.deregister(SimTime(10), &req);
     assert_eq!(changes, [Change::Deregistered { service: svc("orders"), client: key(8080) }], "cluster ignored");
     assert!(s.instance(&svc("orders"), &key(8080)).is_none());
@@ -194,7 +195,7 @@ fn the_answer_carries_the_light_beat_switch() {
 }
 
 fn list_req(name: &str, healthy_only: bool) -> ListReq {
-    ListReq { service: svc(name), client_ip: Arc::from("10.9.0.1"), udp_port: 54951, healthy_only }
+    ListReq { service: svc(name), client_ip: Name::from("10.9.0.1"), udp_port: 54951, healthy_only }
 }
 
 #[test]
@@ -206,7 +207,7 @@ fn a_list_query_with_a_udp_port_subscribes_once_and_answers_from_the_cache() {
     assert_eq!(info.hosts.len(), 1);
     assert_eq!(info.last_ref_time, SimTime(100));
     assert_eq!(info.cache_millis, 10_000);
-    let sub = ClientKey::new(&Arc::from("10.9.0.1"), 54951);
+    let sub = ClientKey::new(&Name::from("10.9.0.1"), 54951);
     assert_eq!(changes, [Change::Subscribed { service: svc("orders"), subscriber: sub.clone() }]);
     assert!(s.list(SimTime(200), &list_req("orders", false)).1.is_empty(), "announced once");
     assert_eq!(s.subscribers_of(&svc("orders")).collect::<Vec<_>>(), [&sub]);

@@ -121,8 +121,7 @@ impl Fixture {
     pub(super) fn deregister(&mut self, ms: u64, name: &str) {
         self.arrived(ms, name, ArrivalKind::Deregister);
         let (service, i) = &self.instances[name];
-        let req =
-            DeregisterReq { service: service.clone(), cluster: i.cluster.clone(), ip: i.ip.clone(), port: i.port };
+        let req = DeregisterReq { service: service.clone(), cluster: i.cluster.clone(), ip: i.ip, port: i.port };
         let changes = self.core().borrow_mut().deregister(t(ms), &req);
         for change in changes {
             assert_eq!(self.mark(ms, &NacosNote::from(change)), None);
@@ -139,13 +138,7 @@ impl Fixture {
     pub(super) fn beat(&mut self, ms: u64, name: &str) -> i32 {
         self.arrived(ms, name, ArrivalKind::Beat);
         let (service, i) = &self.instances[name];
-        let req = BeatReq {
-            service: service.clone(),
-            cluster: i.cluster.clone(),
-            ip: i.ip.clone(),
-            port: i.port,
-            body: None,
-        };
+        let req = BeatReq { service: service.clone(), cluster: i.cluster.clone(), ip: i.ip, port: i.port, body: None };
         match self.core().borrow_mut().handle_beat(t(ms), &req).0 {
             Answer::Beat(reply) => reply.code,
             other => panic!("a beat answer, got {other:?}"),

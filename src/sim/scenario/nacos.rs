@@ -109,7 +109,7 @@ impl NacosSpecs {
     }
 
     /// Makes equal names share one allocation: every instance of `orders` then carries the same
-    /// `Arc` for its service name, namespace, ip and cluster, and the key comparisons of the
+    /// `Arc` for its service name, namespace and cluster, and the key comparisons of the
     /// naming server's ordered maps end on a pointer check instead of a byte compare. Only
     /// speed changes: equality and order are still by content.
     pub fn share_strings(&mut self) {
@@ -123,7 +123,6 @@ impl NacosSpecs {
         for i in self.apps.iter_mut().flat_map(|a| a.instances.iter_mut()) {
             share(&mut i.service.namespace);
             share(&mut i.service.grouped);
-            share(&mut i.instance.ip);
             share(&mut i.instance.cluster);
         }
         for key in self.subscribers.iter_mut().flat_map(|s| s.services.iter_mut()) {
@@ -137,7 +136,7 @@ impl NacosSpecs {
         let instances = self.apps.iter().flat_map(|a| &a.instances);
         let fact = |i: &NacosInstanceSpec| NacosInstanceFacts {
             service: i.service.clone(),
-            ip: i.instance.ip.clone(),
+            ip: i.instance.ip,
             port: i.instance.port,
         };
         instances.map(|i| (i.name.clone(), fact(i))).collect()

@@ -12,6 +12,7 @@ use crate::nacos::types::{
     DEFAULT_HEART_BEAT_INTERVAL, DEFAULT_NAMESPACE, DEFAULT_READ_TIMEOUT,
 };
 use crate::sim::clock::SimDuration;
+use crate::sim::name::Name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -127,7 +128,7 @@ fn instance(ctx: &mut Ctx, raw: &RawInstance, all: &[String]) -> Option<(NacosIn
     let read_timeout = positive(ctx, &raw.read_timeout, SimDuration(DEFAULT_READ_TIMEOUT), "read_timeout");
     let start = ctx.time_or_zero(&raw.start);
     let instance = Instance {
-        ip: Arc::from(ip.as_str()),
+        ip: Name::from(ip.as_str()),
         port,
         weight,
         cluster: Arc::from(cluster?.as_str()),

@@ -6,16 +6,16 @@ use crate::nacos::cluster::MemberView;
 use crate::nacos::naming::NamingServer;
 use crate::nacos::subscriber::SubscriberCore;
 use crate::nacos::types::{ClientKey, ServiceKey};
+use crate::sim::name::Name;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// What a scenario's `[[instance]]` is to Nacos: a service and an `ip:port`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NacosInstanceFacts {
     pub service: ServiceKey,
-    pub ip: Arc<str>,
+    pub ip: Name,
     pub port: u16,
 }
 

@@ -20,12 +20,12 @@ use crate::nacos::naming::NamingConfig;
 use crate::nacos::types::{Metadata, DEFAULT_PUSH_TASK_DELAY, DEFAULT_READ_TIMEOUT};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::{distro_settle, Invariant};
+use crate::sim::name::Name;
 use crate::sim::scenario::{
     Action, NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, NetworkSpec, Scenario, SubscriberSpec,
     TimedEvent, Transport,
 };
 use proptest::prelude::*;
-use std::sync::Arc;
 
 /// How long a generated cluster run watches the members agree, after `distro_agreement`'s
 /// settling time: one more copy lifetime (3 min) and a cleaner period, so a copy that is not
@@ -165,7 +165,7 @@ fn build(seed: u64, shape: &Shape, apps: &[App], subs: &[usize], episodes: &[Epi
 /// Application `k`: its instances on `10.1.<k+1>.1`, one port each, listing its members from
 /// `first` on (wrapping), filtered by its `members` bits.
 fn app_spec(k: usize, a: &App, services: usize, names: &[String]) -> NacosAppSpec {
-    let ip: Arc<str> = Arc::from(format!("10.1.{}.1", k + 1));
+    let ip = Name::from(format!("10.1.{}.1", k + 1));
     let n = names.len();
     let mut servers: Vec<String> =
         (0..n).map(|i| (a.first + i) % n).filter(|i| a.members & (1 << i) != 0).map(|i| names[i].clone()).collect();

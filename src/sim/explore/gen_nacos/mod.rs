@@ -28,6 +28,7 @@ use crate::nacos::types::{
 };
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::Invariant;
+use crate::sim::name::Name;
 use crate::sim::scenario::{
     NacosAppSpec, NacosInstanceSpec, NacosServerSpec, NacosSpecs, NetworkSpec, Scenario, SubscriberSpec,
 };
@@ -265,13 +266,13 @@ pub(super) fn client_processes(
 pub(super) fn instance_spec(
     (k, j): (usize, usize),
     service: ServiceKey,
-    (ip, port): (&Arc<str>, u16),
+    (ip, port): (&Name, u16),
     metadata: Metadata,
     start: SimTime,
     period: SimDuration,
 ) -> NacosInstanceSpec {
     let instance = Instance {
-        ip: ip.clone(),
+        ip: *ip,
         port,
         weight: 1.0,
         cluster: Arc::from(crate::nacos::types::DEFAULT_CLUSTER),
@@ -285,7 +286,7 @@ pub(super) fn instance_spec(
 /// Application `k`: its instances on `10.1.<k+1>.1`, each on its own port unless it is a
 /// provider (one port, one instance per service: Nacos could not tell two apart).
 fn app_spec(k: usize, a: &App, services: usize, server_name: &dyn Fn(usize) -> String) -> NacosAppSpec {
-    let ip: Arc<str> = Arc::from(format!("10.1.{}.1", k + 1));
+    let ip = Name::from(format!("10.1.{}.1", k + 1));
     let mut instances: Vec<NacosInstanceSpec> = Vec::new();
     for (j, inst) in a.instances.iter().enumerate() {
         let key = service(inst.service % services);
