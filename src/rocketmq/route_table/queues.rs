@@ -56,20 +56,36 @@ impl QueueTable {
 
     /// Puts what `make` builds under `broker_name`, unless the row holds a QueueData for that
     /// name which `stands`: one search for the question and the edit. True if the row changed.
+    ///
+    /// `hint` is where the name was in the row the caller looked at before, and is left where it
+    /// is in this one. A registration walks its topics' rows one after another, and brokers that
+    /// serve the same topics sit at the same place in each row, so the hint is nearly always
+    /// right: one identity compare instead of a binary search whose every probe reads another
+    /// group's name from memory. A wrong hint costs one compare, and the search runs as before.
     pub(super) fn put_unless(
         &mut self,
-        broker_name: &str,
+        broker_name: Name,
+        hint: &mut usize,
         stands: impl FnOnce(&QueueData) -> bool,
         make: impl FnOnce() -> Arc<QueueData>,
     ) -> bool {
-        match self.find(broker_name) {
-            Ok(i) if stands(&self.by_name[i]) => false,
+        let at = match self.by_name.get(*hint) {
+            Some(q) if q.broker_name == broker_name => Ok(*hint),
+            _ => self.find(&broker_name),
+        };
+        match at {
+            Ok(i) if stands(&self.by_name[i]) => {
+                *hint = i;
+                false
+            }
             Ok(i) => {
                 self.by_name[i] = make();
+                *hint = i;
                 true
             }
             Err(i) => {
                 self.by_name.insert(i, make());
+                *hint = i;
                 true
             }
         }
@@ -154,5 +170,27 @@ mod tests {
         assert_eq!(row.remove("a").map(|q| q.broker_name).as_deref(), Some("a"));
         assert!(!row.contains_key("a") && row.len() == 2);
         assert_eq!(format!("{row:?}").matches("QueueData").count(), 2);
+    }
+
+    /// A hint is only a first guess: any hint, right, wrong or past the end, leaves the row
+    /// as a binary search alone would, and is left at the name's place.
+    #[test]
+    fn put_unless_lands_in_name_order_whatever_the_hint() {
+        let names = ["d", "b", "f", "a", "e", "c", "b", "f"];
+        for start in [0, 1, 3, 7, 100] {
+            let mut row = QueueTable::default();
+            let mut hint = start;
+            for (k, name) in names.iter().enumerate() {
+                let perm = if k % 2 == 0 { 6 } else { 4 };
+                let changed = row.put_unless(Name::new(name), &mut hint, |q| q.perm == perm, || qd(name, perm));
+                assert_eq!(row.keys().nth(hint).map(|n| n.as_str()), Some(*name), "hint {start}, put {k}");
+                assert!(changed, "every put here changes the row (a new name, or a new perm)");
+                hint = (hint + k) % 9;
+            }
+            assert_eq!(row.keys().map(|n| n.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d", "e", "f"]);
+            let mut hint = 4;
+            assert!(!row.put_unless(Name::new("e"), &mut hint, |_| true, || unreachable!("it stands")));
+            assert_eq!(hint, 4);
+        }
     }
 }

@@ -35,14 +35,12 @@ impl RouteInfoManager {
         // the request's TopicConfig in place; each request body is freshly decoded, so that is
         // invisible outside this call and computing the perm is equivalent.
         let read_only = role == BrokerRole::PrimeSlave && self.group(&name).enable_acting_master;
-        // The QueueData this pass made last: the next topic with the same queue counts and perm
-        // shares it (a hundred topics of one config are one allocation, not a hundred).
-        let mut last = None;
+        let mut carry = Carry::default();
         // registerFirst || isTopicConfigChanged(...). With an unchanged DataVersion an existing
         // QueueData is *not* overwritten — a namesrv-side wipeWritePerm survives.
         let overwrite = out.register_first || config_changed;
         for tc in wrapper.topic_config_table.values() {
-            if self.create_and_update_queue_data(name, tc, read_only, overwrite, &mut last) {
+            if self.create_and_update_queue_data(name, tc, read_only, overwrite, &mut carry) {
                 out.topics_updated.push(tc.topic_name.clone());
             }
         }
@@ -77,7 +75,7 @@ impl RouteInfoManager {
 
     /// One topic of step 10b: when the topic has no QueueData for this brokerName, or
     /// `overwrite` (registerFirst or a changed DataVersion) holds, `createAndUpdateQueueData`
-    /// puts one unless an equal QueueData is already there. True if the table changed. `last`
+    /// puts one unless an equal QueueData is already there. True if the table changed. `carry.last`
     /// is the QueueData the pass put before: reused when equal to the one Java would build,
     /// which is invisible (a shared QueueData is copied before any change). The row is searched
     /// once for both questions: a master's first registration asks them for each of its topics.
@@ -87,7 +85,7 @@ impl RouteInfoManager {
         tc: &TopicConfig,
         read_only: bool,
         overwrite: bool,
-        last: &mut Option<Arc<QueueData>>,
+        carry: &mut Carry,
     ) -> bool {
         let perm = if read_only { tc.perm & !perm::WRITE } else { tc.perm };
         // QueueData's equals: all five fields.
@@ -103,6 +101,7 @@ impl RouteInfoManager {
             None => self.topic_queue_table.insert_full(tc.topic_name.clone(), Default::default()),
         };
         let by_broker = self.topic_queue_table.at_mut(row);
+        let Carry { last, hint } = carry;
         let make = || match last {
             Some(q) if is_wanted(q) => Arc::clone(q),
             _ => {
@@ -117,10 +116,20 @@ impl RouteInfoManager {
                 q
             }
         };
-        let changed = by_broker.put_unless(&broker_name, |q| !overwrite || is_wanted(q), make);
+        let changed = by_broker.put_unless(broker_name, hint, |q| !overwrite || is_wanted(q), make);
         if changed {
             self.bump();
         }
         changed
     }
+}
+
+/// What a topic pass carries from one topic to the next.
+#[derive(Default)]
+struct Carry {
+    /// The QueueData the pass made last: the next topic with the same queue counts and perm
+    /// shares it (a hundred topics of one config are one allocation, not a hundred).
+    last: Option<Arc<QueueData>>,
+    /// Where the group's QueueData sat in the last row (see `QueueTable::put_unless`).
+    hint: usize,
 }
