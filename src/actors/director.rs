@@ -20,6 +20,7 @@ use crate::rocketmq::types::DataVersion;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use crate::sim::notes::{FaultNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::scenario::{Action, BrokerSpec, ClientSpec, NamesrvSpec, Scenario, TimedEvent};
@@ -27,7 +28,6 @@ use actix::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use std::sync::Arc;
 
 mod nacos;
 
@@ -90,7 +90,7 @@ impl Director {
             .chain(scenario.clients.iter().map(|c| &c.name))
             .chain(nacos.iter());
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
-        let env = Env { net, obs, node, epoch, label: Arc::from("fault"), mutation };
+        let env = Env { net, obs, node, epoch, label: Name::new("fault"), mutation };
         let nacos = nacos::index(&scenario);
         let rmq = rmq_index(&scenario);
         Director {
@@ -110,7 +110,7 @@ impl Director {
     fn start_process(&self, name: &str, endpoint: Option<Recipient<crate::actors::network::Packets>>) -> Env {
         let node = self.nodes[name];
         let epoch = self.env.net.start_process(node, endpoint);
-        Env { node, epoch, label: Arc::from(name), ..self.env.clone() }
+        Env { node, epoch, label: Name::new(name), ..self.env.clone() }
     }
 
     fn start(&mut self, name: &str) {

@@ -7,12 +7,12 @@ use crate::actors::network::{Net, Sent, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use crate::sim::notes::What;
 use crate::sim::observe::Obs;
 use crate::sim::packet::Body;
 use actix::prelude::*;
 use std::rc::Rc;
-use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct Env {
@@ -23,7 +23,7 @@ pub struct Env {
     /// Which incarnation of the process (bumped on every restart).
     pub epoch: u32,
     /// The actor's name in the trace: `a0`, `ns1`, `ns1/scanner`, ...
-    pub label: Arc<str>,
+    pub label: Name,
     /// Test-only planted bug, if any.
     pub mutation: Option<Mutation>,
 }
@@ -31,7 +31,7 @@ pub struct Env {
 impl Env {
     /// The same process, another actor in it (`ns1` → `ns1/scanner`).
     pub fn part(&self, suffix: &str) -> Env {
-        Env { label: Arc::from(format!("{}/{suffix}", self.label)), ..self.clone() }
+        Env { label: Name::from(format!("{}/{suffix}", self.label)), ..self.clone() }
     }
 
     pub fn now(&self) -> SimTime {
@@ -45,7 +45,7 @@ impl Env {
 
     pub fn record(&self, what: impl Into<What>) {
         if self.alive() {
-            self.obs.record(self.now(), &self.label, what.into());
+            self.obs.record(self.now(), self.label, what.into());
         }
     }
 

@@ -182,9 +182,10 @@ impl From<String> for Name {
     }
 }
 
+/// As a `str`'s, width and alignment included: `{:<14}` pads a name as it padded a `String`.
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0.text)
+        f.pad(self.0.text)
     }
 }
 
@@ -225,6 +226,7 @@ mod tests {
         let sorted: Vec<&str> = made.iter().copied().collect::<BTreeSet<_>>().iter().map(|n| n.as_str()).collect();
         assert_eq!(sorted, ["a-first", "m-middle", "z-last"]);
         assert_eq!(format!("{a} {a:?}"), "broker-a \"broker-a\"");
+        assert_eq!(format!("[{a:<10}] [{a:>9}]"), "[broker-a  ] [ broker-a]");
         assert_eq!(a, "broker-a");
         assert_eq!("broker-a", a);
     }

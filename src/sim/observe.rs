@@ -6,13 +6,13 @@ use crate::sim::expect::checker::Checker;
 use crate::sim::ids::ProcState;
 use crate::sim::invariants::monitor::Monitor;
 use crate::sim::invariants::{Arrival, AttemptSeen, Violation};
+use crate::sim::name::Name;
 use crate::sim::narrate::Narrator;
 use crate::sim::notes::{CheckNote, What};
 use crate::sim::trace::{Trace, TraceEvent};
 use crate::sim::world::World;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct Obs {
@@ -29,7 +29,7 @@ pub struct Obs {
     pub end: SimTime,
     /// Present in conformance runs: every name server's inputs, for replay on a real one.
     pub tap: Option<Rc<RefCell<Box<dyn InputTap>>>>,
-    check_actor: Arc<str>,
+    check_actor: Name,
 }
 
 impl Obs {
@@ -43,7 +43,7 @@ impl Obs {
             progress: None,
             end: SimTime(u64::MAX),
             tap: None,
-            check_actor: Arc::from("check"),
+            check_actor: Name::new("check"),
         }
     }
 
@@ -60,8 +60,8 @@ impl Obs {
     /// Records an event, then re-evaluates the expectations whose subject it may have changed.
     ///
     /// Callers must not hold a borrow of any core the world lends out: the checker reads them.
-    pub fn record(&self, t: SimTime, actor: &Arc<str>, what: What) {
-        let event = TraceEvent { t, actor: actor.clone(), what };
+    pub fn record(&self, t: SimTime, actor: Name, what: What) {
+        let event = TraceEvent { t, actor, what };
         let violations = match &self.monitor {
             Some(m) => m.borrow_mut().on_event(&event, &self.world),
             None => Vec::new(),
@@ -152,14 +152,14 @@ impl Obs {
         let mut trace = self.trace.borrow_mut();
         for v in violations {
             let note = CheckNote::Violated { invariant: v.invariant.key(), at: v.at, detail: v.detail };
-            trace.record(&TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
+            trace.record(&TraceEvent { t, actor: self.check_actor, what: What::Check(note) });
         }
     }
 
     fn record_verdicts(&self, notes: impl IntoIterator<Item = (SimTime, CheckNote)>) {
         let mut trace = self.trace.borrow_mut();
         for (t, note) in notes {
-            trace.record(&TraceEvent { t, actor: self.check_actor.clone(), what: What::Check(note) });
+            trace.record(&TraceEvent { t, actor: self.check_actor, what: What::Check(note) });
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::sim::expect::{Expectation, Verdict};
 use crate::sim::invariants::monitor::Monitor;
 use crate::sim::invariants::{Invariant, Violation};
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use crate::sim::narrate::{Moment, Narrator};
 use crate::sim::network::{LinkParams, LinkRules};
 use crate::sim::notes::{RunNote, What};
@@ -166,16 +167,16 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         let n = &scenario.network;
         let rules = LinkRules::new(LinkParams { latency: n.latency, jitter: n.jitter, loss: n.loss });
         let net = Net::new(rules, n.connect_timeout, seed, obs.clone(), idle);
-        let run: Arc<str> = Arc::from("run");
+        let run = Name::new("run");
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
-        obs.record(SimTime::ZERO, &run, What::Run(begin));
+        obs.record(SimTime::ZERO, run, What::Run(begin));
         Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
         let (done, finished) = tokio::sync::oneshot::channel();
         let stop = opts.stop.clone();
         NetworkActor { net, end, max_events: opts.max_events, stop: opts.stop, done: Some(done) }.start();
         let stopped = finished.await.ok().flatten();
         let events = obs.trace.borrow().count();
-        obs.record(stopped.unwrap_or(end), &run, What::Run(RunNote::End { events: events + 1 }));
+        obs.record(stopped.unwrap_or(end), run, What::Run(RunNote::End { events: events + 1 }));
         let by_stop = stop.is_some_and(|s| s.load(Ordering::Relaxed)) && events < opts.max_events;
         let budget_exceeded = stopped.map(|at| BudgetExceeded { at, events, stopped: by_stop });
         (obs, budget_exceeded)

@@ -9,12 +9,12 @@
 //! JSON forms are pure functions of the events, the same bytes.
 
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Write};
 use std::rc::Rc;
-use std::sync::Arc;
 
 pub use crate::sim::notes::{CheckNote, FaultNote, NetNote, RunNote, What};
 
@@ -29,8 +29,9 @@ pub fn process_of(actor: &str) -> &str {
 pub struct TraceEvent {
     /// Virtual time, milliseconds.
     pub t: SimTime,
-    /// `a0`, `ns1`, `ns1/scanner`, `net`, `fault`, ...
-    pub actor: Arc<str>,
+    /// `a0`, `ns1`, `ns1/scanner`, `net`, `fault`, ...: interned, so recording an event copies a
+    /// pointer rather than counting a reference up and down.
+    pub actor: Name,
     #[serde(flatten)]
     pub what: What,
 }

@@ -7,6 +7,7 @@ use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::name::Name;
 use crate::sim::network::{FinFate, Handshake, NetCore, Retransmission, Seg, SendOutcome};
 use crate::sim::notes::{DropReason, FinNote, NetNote, What};
 use crate::sim::observe::Obs;
@@ -15,7 +16,6 @@ use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 /// One agenda entry.
 pub(super) enum Due {
@@ -72,7 +72,7 @@ pub(super) struct Kernel {
     /// How the driver waits (see [`IdleGate`]).
     pub(super) gate: IdleGate,
     pub(super) obs: Obs,
-    pub(super) net_actor: Arc<str>,
+    pub(super) net_actor: Name,
 }
 
 impl Kernel {
@@ -89,8 +89,7 @@ impl Kernel {
     }
 
     pub(super) fn note(&mut self, now: SimTime, note: NetNote) {
-        let actor = self.net_actor.clone();
-        self.obs.record(now, &actor, What::Net(note));
+        self.obs.record(now, self.net_actor, What::Net(note));
     }
 
     pub(super) fn names(&self, a: NodeId, b: NodeId) -> (String, String) {

@@ -28,6 +28,7 @@ pub use idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId, ProcState};
+use crate::sim::name::Name;
 use crate::sim::network::{Datagram, Lease, LinkRules, NetCore, Pool, Seg, SendOutcome};
 use crate::sim::notes::{NetNote, RunNote, What};
 use crate::sim::observe::Obs;
@@ -40,7 +41,6 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// Packets reach their endpoint as actix messages.
 impl Message for Packet {
@@ -117,7 +117,7 @@ impl Net {
             batches: Batches::default(),
             gate,
             obs,
-            net_actor: Arc::from("net"),
+            net_actor: Name::new("net"),
         })))
     }
 
@@ -167,8 +167,7 @@ impl Net {
         k.parked.remove(&node);
         if k.endpoints[node.0 as usize].is_some() {
             let name = k.core.name(node).to_string();
-            let actor = k.net_actor.clone();
-            k.obs.record(now, &actor, What::Run(RunNote::ProcessStarted { node: name }));
+            k.obs.record(now, k.net_actor, What::Run(RunNote::ProcessStarted { node: name }));
         }
         drop(k);
         self.tell(node, ProcState::Running);
@@ -244,8 +243,8 @@ impl Net {
             k.agenda.push(now, due);
         }
         k.poke_if_now(now);
-        let (actor, name) = (k.net_actor.clone(), k.core.name(node).to_string());
-        k.obs.record(now, &actor, What::Net(NetNote::Unparked { node: name, entries }));
+        let (actor, name) = (k.net_actor, k.core.name(node).to_string());
+        k.obs.record(now, actor, What::Net(NetNote::Unparked { node: name, entries }));
         drop(k);
         self.tell(node, ProcState::Running);
     }
