@@ -18,7 +18,7 @@ use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::rocketmq::types::DataVersion;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::NodeId;
+use crate::sim::ids::{NodeId, ProcState};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use crate::sim::notes::{FaultNote, What};
@@ -297,7 +297,18 @@ impl Director {
                 None if self.shutdown_nacos(p) => {}
                 None => self.stopped(p, ProcStop::Exit),
             },
-            Action::Restart(p) => self.start(p),
+            Action::Restart(p) => {
+                // A `shutdown` ends when its hook has deregistered or unregistered everything,
+                // and in a cut network each of the hook's requests can wait out its timeouts:
+                // the restart may come first. The old JVM is then gone before the new one runs
+                // (`systemctl restart` kills what its stop left running), and the kernel closes
+                // the sockets it held. The old hook cannot stop the new process either
+                // (`Env::exit`).
+                if net.state(node(p)) != ProcState::Down {
+                    self.stopped(p, ProcStop::Kill);
+                }
+                self.start(p)
+            }
             Action::Partition(groups) => {
                 let groups: Vec<BTreeSet<NodeId>> = groups.iter().map(|g| g.iter().map(node).collect()).collect();
                 net.with_rules(|r| r.partition(&event.name, groups));

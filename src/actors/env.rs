@@ -43,6 +43,16 @@ impl Env {
         self.net.alive(self.node, self.epoch)
     }
 
+    /// The process exits on its own: its shutdown hook has finished. Only the current
+    /// incarnation can exit. A `restart` may come while a slow hook still runs (each of its
+    /// requests can wait out a connect or read timeout in a cut network). The restart replaces
+    /// the old incarnation, and the old hook's late end must not stop the new one.
+    pub fn exit(&self) {
+        if self.alive() {
+            self.net.stop_process(self.node, crate::actors::network::Stop::Exit);
+        }
+    }
+
     pub fn record(&self, what: impl Into<What>) {
         if self.alive() {
             self.obs.record(self.now(), self.label, what.into());

@@ -15,7 +15,6 @@
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
-use crate::actors::network::Stop as ProcStop;
 use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
 use crate::nacos::notes::{NacosNote, RegisterReason};
 use crate::nacos::types::{Instance, ServiceKey};
@@ -293,7 +292,7 @@ impl NacosApp {
         let Some(from) = self.shutdown else { return };
         let Some(idx) = (from..self.instances.len()).find(|i| self.registered[*i]) else {
             self.env.record(NacosNote::ShutdownComplete);
-            self.env.net.stop_process(self.env.node, ProcStop::Exit);
+            self.env.exit();
             ctx.stop();
             return;
         };

@@ -28,7 +28,7 @@
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::nacos_app::AppInstance;
-use crate::actors::network::{Stop as ProcStop, TimerId};
+use crate::actors::network::TimerId;
 use crate::nacos::grpc::client::{keep_alive_due, ConnView, HealthCheck, Next, Reconnect, ServerList};
 use crate::nacos::grpc::redo::RedoService;
 use crate::nacos::grpc::wire::GrpcMsg;

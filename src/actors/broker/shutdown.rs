@@ -3,7 +3,6 @@
 //! then the process exits.
 
 use super::{Broker, Call};
-use crate::actors::network::Stop as ProcStop;
 use crate::rocketmq::broker;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::wire::RmqMsg;
@@ -31,7 +30,7 @@ impl Broker {
         let Some(next) = self.shutdown else { return };
         if next >= self.remoting.names().len() {
             self.env.record(RmqNote::ShutdownComplete);
-            self.env.net.stop_process(self.env.node, ProcStop::Exit);
+            self.env.exit();
             ctx.stop();
             return;
         }

@@ -119,7 +119,7 @@ impl Handler<GrpcShutdown> for GrpcApp {
     type Result = ();
     fn handle(&mut self, _: GrpcShutdown, _: &mut Context<Self>) {
         self.env.record(NacosNote::ShutdownComplete);
-        self.env.net.stop_process(self.env.node, ProcStop::Exit);
+        self.env.exit();
     }
 }
 
