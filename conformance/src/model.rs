@@ -78,7 +78,9 @@ impl Narrator for Routes {
                 None => Route::Down,
                 Some(table) if topic == CLUSTER_INFO => {
                     let table = table.borrow();
-                    let groups = table.broker_addr_table().iter().map(|(n, b)| (n.clone(), b.broker_addrs.clone()));
+                    let groups = table.broker_addr_table().iter().map(|(n, b)| {
+                        (n.to_string(), b.broker_addrs.iter().map(|(&id, a)| (id, a.to_string())).collect())
+                    });
                     Route::cluster_from_model(table.cluster_addr_table(), groups)
                 }
                 Some(table) => Route::from_model(table.borrow().pickup_topic_route_data(topic).as_ref()),

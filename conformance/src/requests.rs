@@ -78,9 +78,9 @@ pub fn register(r: &RegisterBrokerRequest, timeout_ms: u64) -> Req {
 
 pub fn unregister(r: &UnregisterRequest) -> Req {
     let fields = vec![
-        ("brokerName", r.broker_name.clone()),
-        ("brokerAddr", r.broker_addr.clone()),
-        ("clusterName", r.cluster_name.clone()),
+        ("brokerName", r.broker_name.to_string()),
+        ("brokerAddr", r.broker_addr.to_string()),
+        ("clusterName", r.cluster_name.to_string()),
         ("brokerId", r.broker_id.to_string()),
     ];
     Req { code: code::UNREGISTER_BROKER, oneway: false, fields, body: Vec::new() }

@@ -6,6 +6,7 @@
 //! scenario here sets.
 
 use routesim::rocketmq::types::TopicRouteData;
+use routesim::sim::name::Name;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -35,20 +36,23 @@ impl Route {
         let Some(route) = route else { return Route::Absent };
         let mut groups: BTreeMap<String, Group> = BTreeMap::new();
         for b in &route.broker_datas {
-            groups.entry(b.broker_name.clone()).or_default().0 = b.broker_addrs.clone();
+            let addrs = b.broker_addrs.iter().map(|(&id, addr)| (id, addr.to_string())).collect();
+            groups.entry(b.broker_name.to_string()).or_default().0 = addrs;
         }
         for q in &route.queue_datas {
-            groups.entry(q.broker_name.clone()).or_default().1 = Some((q.read_queue_nums, q.write_queue_nums, q.perm));
+            groups.entry(q.broker_name.to_string()).or_default().1 =
+                Some((q.read_queue_nums, q.write_queue_nums, q.perm));
         }
         Route::Present(groups)
     }
 
     /// `RouteInfoManager#getAllClusterInfo` of the model's table.
     pub fn cluster_from_model(
-        clusters: &BTreeMap<String, routesim::sim::keyed::KeyedSet<String>>,
+        clusters: &BTreeMap<Name, routesim::sim::keyed::KeyedSet<Name>>,
         groups: impl Iterator<Item = (String, BTreeMap<u64, String>)>,
     ) -> Route {
-        Route::Cluster(cluster_view(clusters.iter().map(|(c, n)| (c.clone(), n.iter().cloned().collect())), groups))
+        let clusters = clusters.iter().map(|(c, n)| (c.to_string(), n.iter().map(|name| name.to_string()).collect()));
+        Route::Cluster(cluster_view(clusters, groups))
     }
 
     /// The body of a GET_BROKER_CLUSTER_INFO answer (`ClusterInfo`: `brokerAddrTable`,
@@ -200,7 +204,7 @@ mod tests {
         let java = br#"{"brokerAddrTable":{"a":{"cluster":"c1","brokerName":"a","brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"}},"s":{"cluster":"c1","brokerName":"s","brokerAddrs":{}}},"clusterAddrTable":{"c1":["a","b"]}}"#;
         let r = Route::cluster_from_json(java).unwrap();
         assert_eq!(r.to_string(), "?/s[]; c1/a[0,1]; c1/b[]");
-        let clusters = BTreeMap::from([("c1".to_string(), ["a", "b"].iter().map(|s| s.to_string()).collect())]);
+        let clusters = BTreeMap::from([(Name::new("c1"), ["a", "b"].into_iter().map(Name::new).collect())]);
         let groups = [
             ("a".to_string(), BTreeMap::from([(0, "10.0.0.1:10911".to_string()), (1, "10.0.0.2:10911".to_string())])),
             ("s".to_string(), BTreeMap::new()),
