@@ -45,6 +45,8 @@ fn table() -> &'static Mutex<Table> {
 impl Name {
     /// The name for `text`, interning it on first use. Takes a process-wide lock: call it where
     /// a name enters the model (configuration, a scenario, an operator's command), not per event.
+    /// The one exception is a Distro message's ip-port client id, read back from its text
+    /// (`nacos::naming::synced_ip::ip_client_key` says why that is bounded and no dearer).
     pub fn new(text: &str) -> Name {
         // A panic elsewhere while holding the lock leaves the table intact (an insert is one
         // call), so a poisoned lock is still safe to use.
