@@ -9,10 +9,11 @@
 //!
 //! Simplifications, each a choice about the Java threads around the send: sends run
 //! concurrently (as from a pool of sending threads), each starting on schedule however long the
-//! others take; a producer has one round-robin index (`ThreadLocalIndex` is per thread); a retry
-//! reads the publish info as it is now, where Java keeps the one its send began with; a oneway
-//! send counts as written when it is handed to the network; a process that starts or restarts
-//! after a producer's `from` begins at the schedule's next tick, not with the ticks it missed.
+//! others take; a publish info has one round-robin index (`ThreadLocalIndex` is per thread); a
+//! oneway send counts as written when it is handed to the network (which is Java's too since
+//! 5.3.0: `NettyRemotingClient#invokeOneway` returns without waiting for the connection,
+//! `getAndCreateChannelAsync`); a process that starts or restarts after a producer's `from`
+//! begins at the schedule's next tick, not with the ticks it missed.
 
 use crate::actors::env::{Env, Stop};
 use crate::actors::remoting::{Done, Failure as NetFailure, Remoting, RequestTimeouts};
@@ -22,7 +23,7 @@ use crate::rocketmq::producer::{
     AsyncSend, CommunicationMode, Finished, MQFaultStrategy, Outcome, Send, SendAttempt, SendEnv, SendStatus,
     SendWhichQueue, Step, TopicPublishInfo, Verdict,
 };
-use crate::rocketmq::types::{TopicRouteData, MASTER_ID};
+use crate::rocketmq::types::TopicRouteData;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
@@ -43,8 +44,17 @@ enum Machine {
     Async(AsyncSend),
 }
 
+/// A `TopicPublishInfo` as sends hold it. `sendDefaultImpl` looks the topic's publish info up
+/// once, before its loop, and every retry selects from that object
+/// (`selectOneMessageQueue(topicPublishInfo, lastBrokerName, ...)`; an async retry gets it
+/// passed down to `MQClientAPIImpl#onExceptionImpl`). A route update puts a *new* object in
+/// `topicPublishInfoTable` (`MQClientInstance#updateTopicRouteInfoFromNameServer`), so a send in
+/// flight keeps choosing among the queues it began with, and moves the index of the old one.
+type Held = Rc<RefCell<TopicPublishInfo>>;
+
 struct Flight {
     machine: Machine,
+    tp: Held,
     attempt: SendAttempt,
     started: SimTime,
 }
@@ -54,11 +64,10 @@ struct Producer {
     env: Env,
     topic: Arc<str>,
     strategy: MQFaultStrategy,
-    tp: TopicPublishInfo,
-    /// The route `tp` was built from, and its masters' addresses by broker name
-    /// (`brokerAddrTable`, which `findBrokerAddressInPublish` reads).
+    /// The publish info a send beginning now takes (`topicPublishInfoTable`'s entry).
+    tp: Held,
+    /// The route `tp` was built from.
     built_from: Option<Arc<TopicRouteData>>,
-    masters: BTreeMap<String, String>,
     next_send: u64,
     /// The schedule's next tick.
     tick: u64,
@@ -89,9 +98,8 @@ impl Producers {
                 env: env.part(&spec.name),
                 topic: Arc::from(spec.topic.as_str()),
                 strategy: MQFaultStrategy::new(&spec.config),
-                tp: TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
+                tp: Rc::new(RefCell::new(TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)))),
                 built_from: None,
-                masters: BTreeMap::new(),
                 next_send: 1,
                 tick: 0,
                 flights: BTreeMap::new(),
@@ -129,18 +137,11 @@ impl Producers {
             return;
         }
         p.built_from = route.cloned();
-        p.masters = route
-            .map(|r| {
-                let master = |bd: &crate::rocketmq::types::BrokerData| {
-                    bd.broker_addrs.get(&MASTER_ID).map(|a| (bd.broker_name.to_string(), a.to_string()))
-                };
-                r.broker_datas.iter().filter_map(|bd| master(bd)).collect()
-            })
-            .unwrap_or_default();
-        p.tp = match route {
+        // A new object, not an update of the old one: sends in flight keep theirs.
+        p.tp = Rc::new(RefCell::new(match route {
             Some(r) => self.env.net.with_rng(|rng| TopicPublishInfo::from_route(&p.spec.topic, r, rng)),
             None => TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)),
-        };
+        }));
     }
 
     fn start_send(&mut self, i: usize, ctx: &mut Context<Self>) {
@@ -161,6 +162,7 @@ impl Producers {
                 }
             }
         };
+        let tp = p.tp.clone();
         let step = self.step(
             i,
             |m, now, env| match m {
@@ -168,31 +170,36 @@ impl Producers {
                 Machine::Async(a) => a.first(now, env),
             },
             &mut machine,
+            &tp,
         );
-        self.follow(i, id, machine, step, ctx);
+        self.follow(i, id, machine, tp, step, ctx);
     }
 
-    /// Runs one call of the send's state machine with what it borrows from the producer.
+    /// Runs one call of the send's state machine with what it borrows from the producer, and
+    /// the publish info `tp` the send holds.
     fn step(
         &mut self,
         i: usize,
         call: impl FnOnce(&mut Machine, SimTime, &mut SendEnv<'_>) -> Step,
         machine: &mut Machine,
+        tp: &Held,
     ) -> Step {
         let now = self.env.now();
         let p = &mut self.producers[i];
-        // `findBrokerAddressInPublish`: the master's address of a broker name.
-        let masters = &p.masters;
-        let resolve = |name: &str| -> Option<String> { masters.get(name).cloned() };
+        // `findBrokerAddressInPublish`: the master's address of a broker name, from the client's
+        // broker address table as it is at this attempt.
+        let core = self.core.borrow();
+        let resolve =
+            |name: &str| -> Option<String> { core.find_broker_address_in_publish(name).map(|a| a.to_string()) };
         self.env.net.with_rng(|rng| {
-            let mut env =
-                SendEnv { tp: &mut p.tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };
+            let tp = &mut tp.borrow_mut();
+            let mut env = SendEnv { tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };
             call(machine, now, &mut env)
         })
     }
 
     /// Puts the next attempt on the wire, or ends the send.
-    fn follow(&mut self, i: usize, id: u64, mut machine: Machine, mut step: Step, ctx: &mut Context<Self>) {
+    fn follow(&mut self, i: usize, id: u64, mut machine: Machine, tp: Held, mut step: Step, ctx: &mut Context<Self>) {
         loop {
             let attempt = match step {
                 Step::Done(finished) => return self.finished(i, id, &finished),
@@ -237,11 +244,11 @@ impl Producers {
                     if let Some(why) = why {
                         self.note_failure(i, id, &attempt, why, self.env.now());
                     }
-                    step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine);
+                    step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine, &tp);
                 }
                 None => {
                     let started = self.env.now();
-                    self.producers[i].flights.insert(id, Flight { machine, attempt, started });
+                    self.producers[i].flights.insert(id, Flight { machine, tp, attempt, started });
                     return;
                 }
             }
@@ -249,12 +256,12 @@ impl Producers {
     }
 
     fn answered(&mut self, (i, id): (usize, u64), outcome: Outcome, why: Option<String>, ctx: &mut Context<Self>) {
-        let Some(Flight { mut machine, attempt, started }) = self.producers[i].flights.remove(&id) else { return };
+        let Some(Flight { mut machine, tp, attempt, started }) = self.producers[i].flights.remove(&id) else { return };
         if let Some(why) = why {
             self.note_failure(i, id, &attempt, why, started);
         }
-        let step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine);
-        self.follow(i, id, machine, step, ctx);
+        let step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine, &tp);
+        self.follow(i, id, machine, tp, step, ctx);
     }
 
     fn note_failure(&self, i: usize, id: u64, a: &SendAttempt, why: String, started: SimTime) {

@@ -26,6 +26,10 @@ use std::sync::Arc;
 
 /// `MQClientInstance.startScheduledTask`: the first route refresh runs 10 ms after start.
 const FIRST_POLL_DELAY: SimDuration = SimDuration::from_millis(10);
+/// `MQClientInstance.startScheduledTask`: `cleanOfflineBroker` (with the broker heartbeats, which
+/// the model does not send) runs 1 s after start, then every `heartbeatBrokerInterval`, 30 s.
+const FIRST_CLEAN_DELAY: SimDuration = SimDuration::from_millis(1_000);
+const CLEAN_INTERVAL: SimDuration = SimDuration::from_millis(30_000);
 /// Groups listed in a trace line about a route; bigger routes are counted, not listed.
 const VIEW_GROUPS: usize = 8;
 
@@ -38,6 +42,9 @@ pub struct RouteClient {
     timeout: SimDuration,
     /// The round in progress: when it was scheduled, and the topics still to ask for.
     round: Option<(SimTime, VecDeque<String>)>,
+    /// A `cleanOfflineBroker` that came due during a round: both tasks run on the client's one
+    /// scheduler thread, so it waits for the round to end.
+    clean_waiting: bool,
     /// The process's producers, with the broker nodes whose traffic is theirs: the process has
     /// one network endpoint, this actor.
     producers: Option<(BTreeSet<NodeId>, Recipient<Packet>)>,
@@ -54,7 +61,17 @@ impl RouteClient {
         timeout: SimDuration,
     ) -> Self {
         let remoting = Remoting::new(env.clone(), namesrvs, start_index);
-        RouteClient { env, core, remoting, topics, poll_interval, timeout, round: None, producers: None }
+        RouteClient {
+            env,
+            core,
+            remoting,
+            topics,
+            poll_interval,
+            timeout,
+            round: None,
+            clean_waiting: false,
+            producers: None,
+        }
     }
 
     /// Hands the producers every packet from, or notice about, a broker.
@@ -72,6 +89,9 @@ impl RouteClient {
             self.round = None;
             let (next, delay) = self.env.fixed_rate_delay(scheduled, self.poll_interval);
             self.env.after(delay, ctx.address(), PollTick(next));
+            if std::mem::take(&mut self.clean_waiting) {
+                self.core.borrow_mut().clean_offline_broker();
+            }
             return;
         };
         let ns = self.remoting.choose();
@@ -123,6 +143,28 @@ impl Actor for RouteClient {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let first = self.env.now() + FIRST_POLL_DELAY;
         self.env.after(FIRST_POLL_DELAY, ctx.address(), PollTick(first));
+        // Only a producer reads the broker address table.
+        if self.producers.is_some() {
+            let first = self.env.now() + FIRST_CLEAN_DELAY;
+            self.env.after(FIRST_CLEAN_DELAY, ctx.address(), CleanTick(first));
+        }
+    }
+}
+
+/// The fixed-rate `cleanOfflineBroker`, scheduled for the given instant.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct CleanTick(SimTime);
+
+impl Handler<CleanTick> for RouteClient {
+    type Result = ();
+    fn handle(&mut self, CleanTick(scheduled): CleanTick, ctx: &mut Context<Self>) {
+        match self.round {
+            Some(_) => self.clean_waiting = true,
+            None => self.core.borrow_mut().clean_offline_broker(),
+        }
+        let (next, delay) = self.env.fixed_rate_delay(scheduled, CLEAN_INTERVAL);
+        self.env.after(delay, ctx.address(), CleanTick(next));
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -66,6 +67,10 @@ pub struct RouteClientCore {
     /// The name server the client asked last (`namesrvAddrChoosed`), set by its remoting client.
     current: Option<usize>,
     routes: BTreeMap<String, Arc<TopicRouteData>>,
+    /// `brokerAddrTable`: each broker name's addresses by id, as the last changed route that
+    /// listed the name gave them. A broker that leaves every route keeps its entry until
+    /// [`Self::clean_offline_broker`] runs, so a send can still reach it meanwhile.
+    broker_addrs: BTreeMap<Name, BTreeMap<u64, Name>>,
     revision: u64,
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
@@ -73,7 +78,14 @@ pub struct RouteClientCore {
 
 impl RouteClientCore {
     pub fn new(namesrvs: Vec<String>) -> Self {
-        RouteClientCore { namesrvs, current: None, routes: BTreeMap::new(), revision: 0, planted: None }
+        RouteClientCore {
+            namesrvs,
+            current: None,
+            routes: BTreeMap::new(),
+            broker_addrs: BTreeMap::new(),
+            revision: 0,
+            planted: None,
+        }
     }
 
     /// Test-only: plants `mutation` where it touches the route cache
@@ -114,6 +126,10 @@ impl RouteClientCore {
                 if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || same(old)) {
                     return RouteUpdate::Unchanged;
                 }
+                // `if (changed)`: every BrokerData's address map replaces the name's entry.
+                for bd in &new.broker_datas {
+                    self.broker_addrs.insert(bd.broker_name, bd.broker_addrs.clone());
+                }
                 self.routes.insert(topic.to_string(), new);
                 self.revision += 1;
                 RouteUpdate::Changed
@@ -129,6 +145,27 @@ impl RouteClientCore {
     /// tell by pointer whether what it derived from the route is still current.
     pub fn route_shared(&self, topic: &str) -> Option<&Arc<TopicRouteData>> {
         self.routes.get(topic)
+    }
+
+    /// `findBrokerAddressInPublish(brokerName)`: the master's address in `brokerAddrTable`.
+    pub fn find_broker_address_in_publish(&self, broker_name: &str) -> Option<Name> {
+        self.broker_addrs.get(&Name::find(broker_name)?)?.get(&MASTER_ID).copied()
+    }
+
+    /// `MQClientInstance#cleanOfflineBroker`, which the client runs 1 s after it starts and then
+    /// every `heartbeatBrokerInterval` (30 s), before its heartbeats: every address that no
+    /// cached route lists (under any name or id, `isBrokerAddrExistInTopicRouteTable`) leaves
+    /// the table, and a name left with none goes too.
+    pub fn clean_offline_broker(&mut self) {
+        let listed: BTreeSet<Name> = self
+            .routes
+            .values()
+            .flat_map(|r| r.broker_datas.iter().flat_map(|bd| bd.broker_addrs.values().copied()))
+            .collect();
+        self.broker_addrs.retain(|_, addrs| {
+            addrs.retain(|_, addr| listed.contains(addr));
+            !addrs.is_empty()
+        });
     }
 
     /// Bumped whenever a cached route changes.
@@ -192,6 +229,36 @@ mod tests {
         assert!(c.publish_queues("T").is_empty(), "read-only");
         c.on_route("T", Some(Arc::new(route("a", &[0, 1], 6))));
         assert_eq!(c.publish_queues("T"), BTreeMap::from([("a".to_string(), 4)]));
+    }
+
+    #[test]
+    fn a_broker_that_left_every_route_keeps_its_address_until_the_offline_clean() {
+        // RocketMQ MQClientInstance#updateTopicRouteInfoFromNameServer puts each BrokerData's
+        // addresses when a route changed; only cleanOfflineBroker removes an address that no
+        // cached route lists.
+        let mut c = RouteClientCore::new(vec!["ns1".into()]);
+        let both = TopicRouteData {
+            broker_datas: [route("a", &[0], 6), route("b", &[1], 6)].into_iter().flat_map(|r| r.broker_datas).collect(),
+            ..route("a", &[0], 6)
+        };
+        c.on_route("T", Some(Arc::new(both)));
+        assert_eq!(c.find_broker_address_in_publish("a").map(|a| a.to_string()), Some("10.0.0.0:10911".into()));
+        assert_eq!(c.find_broker_address_in_publish("b"), None, "a slave's address is not the master's");
+        // b leaves the route: its entry stays until the clean; a, still listed, stays after it.
+        c.on_route("T", Some(Arc::new(route("a", &[0], 6))));
+        assert_eq!(c.broker_addrs.len(), 2, "b's entry outlives the route change");
+        c.clean_offline_broker();
+        assert!(c.find_broker_address_in_publish("a").is_some());
+        assert_eq!(c.broker_addrs.len(), 1, "b's only address is in no route");
+        // A master that moves is found at its new address from the change on.
+        let mut moved = route("a", &[1], 6);
+        moved.broker_datas = vec![BrokerData {
+            broker_addrs: BTreeMap::from([(MASTER_ID, Name::new("10.0.0.9:10911"))]),
+            ..(*moved.broker_datas[0]).clone()
+        }
+        .into()];
+        c.on_route("T", Some(Arc::new(moved)));
+        assert_eq!(c.find_broker_address_in_publish("a").map(|a| a.to_string()), Some("10.0.0.9:10911".into()));
     }
 
     #[test]

@@ -131,11 +131,12 @@ pub enum Invariant {
     /// out (their timeouts come from `scanResponseTable`, a second late), and so is a send whose
     /// client was paused while it ran. Measured from the actor's instants, not the note's.
     SendWithinTimeout,
-    /// Every attempt goes to a broker name and write queue that a route the producer's client
-    /// held since the send began lists as writable, at the master address such a route gives
-    /// that name. "Since the send began", not "now": Java keeps the `TopicPublishInfo` the send
-    /// started with for its retries (`sendDefaultImpl`), and reads the address from
-    /// `brokerAddrTable` as it is at the attempt (`findBrokerAddressInPublish`). An async retry's
+    /// Every attempt goes to a broker name and write queue that the route the producer's client
+    /// held when the send began lists as writable, at the master address a route it held since
+    /// then gives that name. The queue is the start route's: Java's retries choose from the
+    /// `TopicPublishInfo` the send looked up before its loop (`sendDefaultImpl`), which a route
+    /// update replaces without changing. The address is read from `brokerAddrTable` as it is at
+    /// the attempt (`findBrokerAddressInPublish`), so a failover moves it. An async retry's
     /// queue id is not checked: it re-sends the first request, queue id and all, to another
     /// broker (`MQClientAPIImpl#onExceptionImpl`).
     SendsFollowRoute,

@@ -143,21 +143,34 @@ impl SendWatch {
         let from = history.iter().rposition(|(t, _)| *t <= flight.started).unwrap_or(0);
         let held: Vec<&TopicRouteData> =
             history[from..].iter().map(|(_, r)| r).chain([&now_route]).filter_map(|r| r.as_deref()).collect();
-        // An async retry re-sends the first attempt's request, queue id and all, to another broker
-        // (`MQClientAPIImpl#onExceptionImpl`): only its broker is the route's.
+        // The queue comes from the publish info the send looked up before its loop, which a
+        // route update replaces but does not change (`sendDefaultImpl`, `onExceptionImpl`):
+        // every attempt's queue is the start route's. An async retry re-sends the first
+        // attempt's request, queue id and all, to another broker: only its broker is checked.
         let check_queue = !(f.mode == CommunicationMode::Async && attempt > 0);
-        let queue_ok = held.iter().any(|r| writable_queue(r, broker, queue, check_queue));
+        // (No route seen at the start: the client had left the world, shutting down; then any
+        // route held since will do.)
+        let queue_ok = match history.get(from).filter(|(t, _)| *t <= flight.started) {
+            Some((_, began_with)) => {
+                began_with.as_deref().is_some_and(|r| writable_queue(r, broker, queue, check_queue))
+            }
+            None => held.iter().any(|r| writable_queue(r, broker, queue, check_queue)),
+        };
+        // The address is looked up at each attempt (`findBrokerAddressInPublish`, from the
+        // client's broker address table, which every route update refreshes).
         let addr_ok = held.iter().any(|r| master_addr(r, broker) == Some(addr));
         if queue_ok && addr_ok {
             return None;
         }
-        let what = if queue_ok { format!("{addr} is not its master there") } else { "no such writable queue".into() };
+        let (client, topic, started) = (&f.client, &f.topic, flight.started);
+        let what = if queue_ok {
+            format!("no route {client} held for {topic} since the send began at {started} has {addr} as its master")
+        } else {
+            format!("the route {client} held for {topic} when the send began at {started} has no such writable queue")
+        };
         let detail = format!(
-            "{name}'s send #{id} (attempt {}) went to {broker} queue {queue} at {addr}, but no route {} held for {} since the send began at {} lists it: {what}",
-            attempt + 1,
-            f.client,
-            f.topic,
-            flight.started
+            "{name}'s send #{id} (attempt {}) went to {broker} queue {queue} at {addr}, but {what}",
+            attempt + 1
         );
         Some((Invariant::SendsFollowRoute, detail))
     }
