@@ -21,6 +21,7 @@ use crate::nacos::types::{Instance, ServiceKey};
 use crate::nacos::wire::{Answer, BeatReq, NacosMsg, RegisterReq};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
+use crate::sim::name::Name;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -33,7 +34,7 @@ pub use deregister::DeregisterInstance;
 #[derive(Clone, Debug)]
 pub struct AppInstance {
     /// The scenario's name for it, used in the trace.
-    pub name: Arc<str>,
+    pub name: Name,
     pub service: ServiceKey,
     pub instance: Instance,
     /// When it registers, counted from the process start.
@@ -205,9 +206,9 @@ impl NacosApp {
                 let Answer::Beat(reply) = answer else { return };
                 let after = self.reactor.on_answer(task, &reply);
                 if let Some(enabled) = after.light_changed {
-                    self.env.record(NacosNote::LightBeats { enabled, server: server.clone() });
+                    self.env.record(NacosNote::LightBeats { enabled, server });
                 }
-                let instance = self.instances[idx].name.clone();
+                let instance = self.instances[idx].name;
                 self.env.record(NacosNote::Beat { instance, server, light, code: reply.code, next: after.next });
                 match after.reregister {
                     // The BeatTask registers inside its run: its thread stays busy until then.
@@ -225,21 +226,18 @@ impl NacosApp {
                 }
             }
             Outcome::Answered { purpose: Purpose::Register { idx, then }, server, .. } => {
-                self.env.record(NacosNote::Registered { instance: self.instances[idx].name.clone(), server });
+                self.env.record(NacosNote::Registered { instance: self.instances[idx].name, server });
                 self.beat_task_registered(idx, then, ctx);
             }
             Outcome::Answered { purpose: Purpose::Deregister { idx, shutdown }, server, .. } => {
-                self.env.record(NacosNote::Deregistered {
-                    instance: self.instances[idx].name.clone(),
-                    server: Some(server),
-                });
+                self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name, server: Some(server) });
                 if shutdown {
                     self.deregister_next(ctx);
                 }
             }
             Outcome::Failed { purpose: Purpose::Beat { idx, task, .. }, api, failure } => {
                 let next_beat = self.reactor.on_failure(task);
-                let instance = self.instances[idx].name.clone();
+                let instance = self.instances[idx].name;
                 self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
                 if let Some(d) = next_beat {
                     self.schedule_beat(idx, task, d, ctx);
@@ -248,13 +246,13 @@ impl NacosApp {
             }
             Outcome::Failed { purpose: Purpose::Register { idx, then }, api, failure } => {
                 // The BeatTask ignores a failed re-registration and carries on.
-                let instance = self.instances[idx].name.clone();
+                let instance = self.instances[idx].name;
                 let next_beat = then.flatten().map(|(_, d)| d);
                 self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
                 self.beat_task_registered(idx, then, ctx);
             }
             Outcome::Failed { purpose: Purpose::Deregister { idx, shutdown }, .. } => {
-                self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name.clone(), server: None });
+                self.env.record(NacosNote::Deregistered { instance: self.instances[idx].name, server: None });
                 if shutdown {
                     self.deregister_next(ctx);
                 }
@@ -279,12 +277,7 @@ impl NacosApp {
 
     fn record_registering(&self, idx: usize, reason: RegisterReason, first_beat: Option<SimDuration>) {
         let i = &self.instances[idx];
-        self.env.record(NacosNote::Registering {
-            instance: i.name.clone(),
-            service: i.service.clone(),
-            reason,
-            first_beat,
-        });
+        self.env.record(NacosNote::Registering { instance: i.name, service: i.service.clone(), reason, first_beat });
     }
 
     /// Deregisters the next registered instance, or exits when none is left.

@@ -41,6 +41,7 @@ use crate::nacos::notes::{NacosNote, RegisterReason};
 use crate::nacos::wire::NacosMsg;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::name::Name;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
@@ -85,7 +86,8 @@ enum Req {
 pub struct GrpcApp {
     env: Env,
     name: Arc<str>,
-    servers: Vec<(Arc<str>, NodeId)>,
+    /// Interned once here: the trace notes name them.
+    servers: Vec<(Name, NodeId)>,
     list: ServerList,
     instances: Vec<AppInstance>,
     redo: RedoService,
@@ -120,7 +122,7 @@ impl GrpcApp {
         GrpcApp {
             name,
             list: ServerList::new(n, drawn),
-            servers,
+            servers: servers.into_iter().map(|(name, node)| (Name::new(&name), node)).collect(),
             instances,
             redo: RedoService::default(),
             view,
@@ -136,8 +138,8 @@ impl GrpcApp {
         }
     }
 
-    fn server_name(&self, i: usize) -> Arc<str> {
-        self.servers[i].0.clone()
+    fn server_name(&self, i: usize) -> Name {
+        self.servers[i].0
     }
 
     /// Sends `msg` as request `req`, with a deadline that fails it.
@@ -308,8 +310,8 @@ impl GrpcApp {
                 }
             }
             Req::Register { idx, .. } => {
-                let server = self.current.as_ref().map_or_else(|| Arc::from("-"), |c| self.server_name(c.server));
-                let instance = self.instances[idx].name.clone();
+                let server = self.current.as_ref().map_or_else(|| Name::new("-"), |c| self.server_name(c.server));
+                let instance = self.instances[idx].name;
                 self.env.record(NacosNote::GrpcRequestFailed { instance, server, failure });
                 // `RpcClient#request` gave up while RUNNING: `switchServerAsyncOnRequestFail` —
                 // `reconnect(null, true)` health-checks first and stays if that passes.
@@ -338,8 +340,8 @@ impl GrpcApp {
                 // runs once the start-up connect is done (`connected`).
                 return;
             }
-            let server = self.current.as_ref().map_or_else(|| Arc::from("-"), |c| self.server_name(c.server));
-            let instance = self.instances[idx].name.clone();
+            let server = self.current.as_ref().map_or_else(|| Name::new("-"), |c| self.server_name(c.server));
+            let instance = self.instances[idx].name;
             // `RpcClient#request`: not RUNNING → "Client not connected"; the redo task retries.
             self.env.record(NacosNote::GrpcRequestFailed { instance, server, failure: Failure::Closed });
             return;

@@ -14,6 +14,7 @@ use crate::nacos::notes::NacosNote;
 use crate::nacos::wire::{Answer, NacosMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
+use crate::sim::name::Name;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
@@ -30,7 +31,7 @@ pub struct Call<P> {
 /// How a call ended.
 pub enum Outcome<P> {
     /// A 2xx answer from `server`.
-    Answered { purpose: P, server: Arc<str>, answer: Answer },
+    Answered { purpose: P, server: Name, answer: Answer },
     /// Every server failed; `failure` is the last one's reason.
     Failed { purpose: P, api: &'static str, failure: Failure },
 }
@@ -46,7 +47,8 @@ pub struct ReadTimeouts;
 
 pub struct HttpClient<P> {
     env: Env,
-    servers: Vec<(Arc<str>, NodeId)>,
+    /// Interned once here: every answer names its server in the caller's trace note.
+    servers: Vec<(Name, NodeId)>,
     read_timeout: SimDuration,
     inflight: InFlight<Call<P>>,
     timer: Option<(SimTime, TimerId)>,
@@ -54,6 +56,7 @@ pub struct HttpClient<P> {
 
 impl<P> HttpClient<P> {
     pub fn new(env: Env, servers: Vec<(Arc<str>, NodeId)>, read_timeout: SimDuration) -> Self {
+        let servers = servers.into_iter().map(|(name, node)| (Name::new(&name), node)).collect();
         HttpClient { env, servers, read_timeout, inflight: InFlight::default(), timer: None }
     }
 
@@ -121,8 +124,8 @@ impl<P> HttpClient<P> {
         let Attempt { call, server, .. } = attempt;
         let api = call.msg.kind();
         // The last server's failure is reported with the call's outcome; earlier ones here.
-        if let Some(next) = call.api.clone().next_server().map(|i| self.servers[i].0.clone()) {
-            let server = self.servers[server].0.clone();
+        if let Some(next) = call.api.clone().next_server().map(|i| self.servers[i].0) {
+            let server = self.servers[server].0;
             self.env.record(NacosNote::AttemptFailed { api, server, failure: failure.clone(), next });
         }
         if let Some(call) = self.attempt(call, ctx) {
@@ -146,7 +149,7 @@ impl<P> HttpClient<P> {
                         self.failed(attempt, failure, ctx, &mut out);
                     }
                     answer => {
-                        let server = self.servers[attempt.server].0.clone();
+                        let server = self.servers[attempt.server].0;
                         out.push(Outcome::Answered { purpose: attempt.call.purpose, server, answer: answer.clone() });
                     }
                 }

@@ -88,7 +88,7 @@ impl NacosSubscriber {
         (format!("[{}]", line.join(", ")), hosts)
     }
 
-    fn view_changed(&self, service: &ServiceKey, source: ViewSource, server: Arc<str>) {
+    fn view_changed(&self, service: &ServiceKey, source: ViewSource, server: Name) {
         let (view, hosts) = self.view(service);
         self.env.record(NacosNote::ViewChanged { service: service.clone(), source, server, view, hosts });
     }
@@ -114,7 +114,7 @@ impl NacosSubscriber {
             (true, Some(info)) => (self.core.borrow_mut().process(info), SimDuration(DEFAULT_DELAY)),
             (_, answer) => self.core.borrow_mut().polled(&service, kind, answer),
         };
-        let server = server.unwrap_or_else(|| Arc::from("?"));
+        let server = server.unwrap_or_else(|| Name::new("?"));
         if changed {
             self.view_changed(&service, ViewSource::Poll, server);
         } else {
@@ -127,7 +127,8 @@ impl NacosSubscriber {
     fn pushed(&mut self, info: Arc<ServiceInfo>, from: NodeId) {
         let service = info.service.clone();
         let changed = self.core.borrow_mut().process(info);
-        let server: Arc<str> = Arc::from(self.env.net.name(from));
+        // A node's name, interned on its first push (a bounded set: the scenario's servers).
+        let server = Name::new(&self.env.net.name(from));
         if changed {
             self.view_changed(&service, ViewSource::Push, server);
         } else {

@@ -10,6 +10,7 @@ use crate::nacos::http::Failure;
 use crate::nacos::naming::{Change, RegisterSource, Switches, Timeouts};
 use crate::nacos::types::{ClientKey, Metadata, ServiceKey, CODE_OK};
 use crate::sim::clock::SimDuration;
+use crate::sim::name::Name;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -45,44 +46,44 @@ pub struct SeenHost {
 pub enum NacosNote {
     // ---- client: NacosNamingService, BeatReactor, NamingProxy ----
     Registering {
-        instance: Arc<str>,
+        instance: Name,
         service: ServiceKey,
         reason: RegisterReason,
         first_beat: Option<SimDuration>,
     },
     Registered {
-        instance: Arc<str>,
-        server: Arc<str>,
+        instance: Name,
+        server: Name,
     },
     Beat {
-        instance: Arc<str>,
-        server: Arc<str>,
+        instance: Name,
+        server: Name,
         light: bool,
         code: i32,
         next: Option<SimDuration>,
     },
     LightBeats {
         enabled: bool,
-        server: Arc<str>,
+        server: Name,
     },
     AttemptFailed {
         api: &'static str,
-        server: Arc<str>,
+        server: Name,
         failure: Failure,
-        next: Arc<str>,
+        next: Name,
     },
     CallFailed {
-        instance: Arc<str>,
+        instance: Name,
         api: &'static str,
         failure: Failure,
         next_beat: Option<SimDuration>,
     },
     Deregistering {
-        instance: Arc<str>,
+        instance: Name,
     },
     Deregistered {
-        instance: Arc<str>,
-        server: Option<Arc<str>>,
+        instance: Name,
+        server: Option<Name>,
     },
     ShutdownComplete,
 
@@ -218,43 +219,43 @@ pub enum NacosNote {
     /// `RpcClient`: connected to `server` (`conn` is the id its `ServerCheckResponse` gave);
     /// `previous` is the connection it abandons and closes (a switch), if any.
     GrpcConnected {
-        server: Arc<str>,
+        server: Name,
         conn: Arc<str>,
         previous: Option<Arc<str>>,
     },
     /// A connect attempt failed; `retry_in` is the reconnect loop's sleep (`None`: a start-up
     /// try, which moves on to the next server at once).
     GrpcConnectFailed {
-        server: Arc<str>,
+        server: Name,
         failure: Failure,
         retry_in: Option<SimDuration>,
     },
     /// The keep-alive `HealthCheckRequest` was answered (routine).
     GrpcHealthOk {
-        server: Arc<str>,
+        server: Name,
     },
     /// `RpcClient#healthCheck` failed after `tries` tries (`why`: the last try's failure), so the
     /// client goes UNHEALTHY and reconnects (`switchServerAsync`).
     GrpcHealthFailed {
-        server: Arc<str>,
+        server: Name,
         tries: u32,
         why: Failure,
     },
     /// The connection's stream ended under the client (FIN or RST: `onError` / `onCompleted`):
     /// `switchServerAsync`.
     GrpcStreamClosed {
-        server: Arc<str>,
+        server: Name,
         conn: Arc<str>,
     },
     /// `RedoScheduledTask`: the instances not registered on the current connection, sent again.
     GrpcRedo {
-        server: Arc<str>,
-        instances: Vec<Arc<str>>,
+        server: Name,
+        instances: Vec<Name>,
     },
     /// An `InstanceRequest` failed (`failure`); the redo task will try it again.
     GrpcRequestFailed {
-        instance: Arc<str>,
-        server: Arc<str>,
+        instance: Name,
+        server: Name,
         failure: Failure,
     },
     /// Server: `ConnectionManager#register` took connection `conn` from `client`.
@@ -337,19 +338,19 @@ pub enum NacosNote {
     ViewChanged {
         service: ServiceKey,
         source: ViewSource,
-        server: Arc<str>,
+        server: Name,
         view: String,
         hosts: Vec<SeenHost>,
     },
     Polled {
         service: ServiceKey,
-        server: Arc<str>,
+        server: Name,
         refresh_only: bool,
         next: SimDuration,
     },
     PushUnchanged {
         service: ServiceKey,
-        server: Arc<str>,
+        server: Name,
     },
     PollFailed {
         service: ServiceKey,

@@ -3,6 +3,7 @@
 
 use crate::nacos::grpc::{CONNECTION_KEEP_ALIVE, DETECTION_TIMEOUT, KEEP_ALIVE_TIME};
 use crate::nacos::notes::{secs, NacosNote};
+use crate::sim::name::Name;
 
 pub(crate) fn line(n: &NacosNote) -> String {
     use NacosNote::*;
@@ -28,7 +29,10 @@ pub(crate) fn line(n: &NacosNote) -> String {
             format!("gRPC stream to {server} ({conn}) ended (FIN/RST): UNHEALTHY, switchServerAsync")
         }
         GrpcRedo { server, instances } => {
-            format!("RedoScheduledTask: register again on {server}: {}", instances.join(", "))
+            format!(
+                "RedoScheduledTask: register again on {server}: {}",
+                instances.iter().map(Name::as_str).collect::<Vec<_>>().join(", ")
+            )
         }
         GrpcRequestFailed { instance, server, failure } => {
             format!("InstanceRequest for {instance} to {server} failed ({failure}); the redo task retries it")

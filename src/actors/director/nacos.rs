@@ -126,7 +126,7 @@ impl Director {
             .instances
             .iter()
             .map(|i| AppInstance {
-                name: Arc::from(i.name.as_str()),
+                name: Name::new(&i.name),
                 service: i.service.clone(),
                 instance: i.instance.clone(),
                 offset: i.start.since(spec.start),

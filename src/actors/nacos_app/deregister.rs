@@ -17,7 +17,7 @@ impl NacosApp {
     pub(super) fn deregister(&mut self, idx: usize, shutdown: bool, ctx: &mut Context<Self>) {
         self.registered[idx] = false;
         let i = &self.instances[idx];
-        self.env.record(NacosNote::Deregistering { instance: i.name.clone() });
+        self.env.record(NacosNote::Deregistering { instance: i.name });
         let (ip, port) = (i.instance.ip, i.instance.port);
         self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
         let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
@@ -40,7 +40,7 @@ impl Handler<DeregisterInstance> for NacosApp {
         if self.shutdown.is_some() {
             return;
         }
-        if let Some(idx) = self.instances.iter().position(|i| i.name == name) {
+        if let Some(idx) = self.instances.iter().position(|i| i.name == *name) {
             self.deregister(idx, false, ctx);
         }
     }

@@ -2,6 +2,7 @@
 //! `ClientDetectionRequest`, failed connects and closed connections.
 
 use super::*;
+use crate::sim::name::Name;
 
 impl Handler<Packet> for GrpcApp {
     type Result = ();
@@ -99,16 +100,16 @@ impl GrpcApp {
             }
             Req::Register { idx, .. } => {
                 let i = &self.instances[idx];
-                let server = self.current.as_ref().map_or_else(|| Arc::from("-"), |c| self.servers[c.server].0.clone());
+                let server = self.current.as_ref().map_or_else(|| Name::new("-"), |c| self.servers[c.server].0);
                 if error.is_none() {
                     self.last_active = now;
                     self.redo.registered(&i.service, idx);
-                    self.env.record(NacosNote::Registered { instance: i.name.clone(), server });
+                    self.env.record(NacosNote::Registered { instance: i.name, server });
                     return;
                 }
                 let message = Arc::from("Connection is unregistered.");
                 let failure = Failure::Http { status: error.unwrap_or(0) as u16, message };
-                self.env.record(NacosNote::GrpcRequestFailed { instance: i.name.clone(), server, failure });
+                self.env.record(NacosNote::GrpcRequestFailed { instance: i.name, server, failure });
                 // `RpcClient#request`: `UN_REGISTER` → UNHEALTHY, `switchServerAsync`.
                 self.go_unhealthy(ctx);
             }

@@ -79,7 +79,7 @@ impl Handler<RedoTick> for GrpcApp {
         // `if (!redoService.isConnected()) return`, and `isClientDisabled()` per instance.
         let todo = self.redo.to_redo();
         let Some(c) = self.current.clone().filter(|_| self.running && !todo.is_empty()) else { return };
-        let instances = todo.iter().map(|(_, idx)| self.instances[*idx].name.clone()).collect();
+        let instances = todo.iter().map(|(_, idx)| self.instances[*idx].name).collect();
         self.env.record(NacosNote::GrpcRedo { server: self.server_name(c.server), instances });
         for (_, idx) in todo {
             self.register(idx, ctx);
@@ -97,7 +97,7 @@ impl Handler<RegisterAt> for GrpcApp {
     fn handle(&mut self, RegisterAt(idx): RegisterAt, ctx: &mut Context<Self>) {
         let i = &self.instances[idx];
         self.env.record(NacosNote::Registering {
-            instance: i.name.clone(),
+            instance: i.name,
             service: i.service.clone(),
             reason: RegisterReason::Grpc,
             first_beat: None,

@@ -4,6 +4,7 @@
 
 use super::{CONNECTION_KEEP_ALIVE, HEALTH_CHECK_JITTER_MS, HEALTH_CHECK_RETRY_TIMES};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 
 /// `NamingServerListManager`: `currentIndex` starts at a random index, and `genNextServer` is
 /// `currentIndex.incrementAndGet() % size` — so the first server tried is the one *after* the
@@ -110,16 +111,16 @@ impl HealthCheck {
 /// but health checks, so "none" is what it can use.)
 #[derive(Clone, Debug, Default)]
 pub struct ConnView {
-    server: Option<std::sync::Arc<str>>,
+    server: Option<Name>,
     revision: u64,
 }
 
 impl ConnView {
-    pub fn server(&self) -> Option<&std::sync::Arc<str>> {
-        self.server.as_ref()
+    pub fn server(&self) -> Option<Name> {
+        self.server
     }
 
-    pub fn set(&mut self, server: Option<std::sync::Arc<str>>) {
+    pub fn set(&mut self, server: Option<Name>) {
         if self.server != server {
             self.server = server;
             self.revision += 1;

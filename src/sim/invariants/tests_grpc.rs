@@ -132,7 +132,11 @@ impl Fixture {
         for m in MEMBERS.iter().filter(|m| **m != member && self.world.nacos_server(m).is_some()) {
             self.core(m).borrow_mut().apply_sync(t(ms), &Arc::from(member), &conn, &data);
         }
-        let note = NacosNote::GrpcConnected { server: Arc::from(member), conn: conn.clone(), previous: None };
+        let note = NacosNote::GrpcConnected {
+            server: crate::sim::name::Name::new(member),
+            conn: conn.clone(),
+            previous: None,
+        };
         self.watch.on_note(t(ms), app, &note, &self.states, None);
         self.conns.push(conn);
     }

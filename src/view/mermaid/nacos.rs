@@ -11,6 +11,7 @@ use crate::nacos::naming::RegisterSource;
 use crate::nacos::notes::{NacosNote, RegisterReason, ViewSource};
 use crate::nacos::types::{ClientKey, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::view::cast::{client_text, service_text, Cast};
 
 /// `15s`, or `0ms` / `-5ms` for the timeouts metadata can turn into nonsense.
@@ -160,9 +161,14 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &NacosN
             d.note(a, t, &format!("gRPC stream to {server} ended (FIN/RST): switchServerAsync"))
         }
         // The registration's own arrow follows (`InstanceRegistered`).
-        GrpcRedo { instances, .. } => {
-            d.note(a, t, &format!("RedoScheduledTask: register {} again", instances.join(", ")))
-        }
+        GrpcRedo { instances, .. } => d.note(
+            a,
+            t,
+            &format!(
+                "RedoScheduledTask: register {} again",
+                instances.iter().map(Name::as_str).collect::<Vec<_>>().join(", ")
+            ),
+        ),
         GrpcRequestFailed { instance, server, failure } => {
             d.arrow(a, server, "-x", t, &format!("InstanceRequest {instance}: {failure}"))
         }
