@@ -132,13 +132,14 @@ pub enum Invariant {
     /// client was paused while it ran. Measured from the actor's instants, not the note's.
     SendWithinTimeout,
     /// Every attempt goes to a broker name and write queue that the route the producer's client
-    /// held when the send began lists as writable, at the master address a route it held since
-    /// then gives that name. The queue is the start route's: Java's retries choose from the
+    /// held when the send began lists as writable, at the master address a route of the topic
+    /// held since then, or any route the client holds now, gives that name. The queue is the start route's: Java's retries choose from the
     /// `TopicPublishInfo` the send looked up before its loop (`sendDefaultImpl`), which a route
     /// update replaces without changing. The address is read from `brokerAddrTable` as it is at
-    /// the attempt (`findBrokerAddressInPublish`), so a failover moves it. An async retry's
-    /// queue id is not checked: it re-sends the first request, queue id and all, to another
-    /// broker (`MQClientAPIImpl#onExceptionImpl`).
+    /// the attempt (`findBrokerAddressInPublish`), which every changed route of the client, of
+    /// any topic, updates: a failover moves it. An async retry's queue id is not checked: it
+    /// re-sends the first request, queue id and all, to another broker
+    /// (`MQClientAPIImpl#onExceptionImpl`).
     SendsFollowRoute,
     /// Once every fault has been healed for the settling time (245 s, as for `convergence`), a
     /// send that begins while its client's route lists only running masters that store the

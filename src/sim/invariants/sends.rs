@@ -157,14 +157,21 @@ impl SendWatch {
             None => held.iter().any(|r| writable_queue(r, broker, queue, check_queue)),
         };
         // The address is looked up at each attempt (`findBrokerAddressInPublish`, from the
-        // client's broker address table, which every route update refreshes).
-        let addr_ok = held.iter().any(|r| master_addr(r, broker) == Some(addr));
+        // client's broker address table). Any changed route of the client's updates that table,
+        // so a master that moved may be known from another topic's route a poll ahead of this
+        // one's: the client's current routes of every topic count too.
+        let addr_ok = held.iter().any(|r| master_addr(r, broker) == Some(addr))
+            || world.client(&f.client).is_some_and(|c| {
+                let core = c.borrow();
+                let listed = core.topics().filter_map(|t| core.route(t)).any(|r| master_addr(r, broker) == Some(addr));
+                listed
+            });
         if queue_ok && addr_ok {
             return None;
         }
         let (client, topic, started) = (&f.client, &f.topic, flight.started);
         let what = if queue_ok {
-            format!("no route {client} held for {topic} since the send began at {started} has {addr} as its master")
+            format!("no route {client} held for {topic} since the send began at {started}, nor any it holds now, has {addr} as its master")
         } else {
             format!("the route {client} held for {topic} when the send began at {started} has no such writable queue")
         };

@@ -249,7 +249,10 @@ fn an_attempt_to_a_slave_address_is_reported() {
     assert_eq!(attempt(&mut f, 1, 0, "broker-a", "10.0.0.1:10911", 0), None);
     let (i, detail) = attempt(&mut f, 1, 0, "broker-a", "10.0.0.11:10911", 0).expect("a slave");
     assert_eq!(i, Invariant::SendsFollowRoute);
-    assert!(detail.contains("since the send began at 10.000s has 10.0.0.11:10911 as its master"), "{detail}");
+    assert!(
+        detail.contains("since the send began at 10.000s, nor any it holds now, has 10.0.0.11:10911 as its master"),
+        "{detail}"
+    );
 }
 
 #[test]
@@ -298,6 +301,22 @@ fn a_new_master_address_for_a_broker_of_the_start_route_is_allowed() {
     start(&mut f, 10_000, 1, None);
     f.set_route(&[("broker-a", "10.0.0.9:10911", 4), BOTH[1]]);
     assert_eq!(attempt(&mut f, 1, 1, "broker-a", "10.0.0.9:10911", 0), None);
+}
+
+#[test]
+fn a_master_address_known_from_another_topics_route_is_allowed() {
+    // `findBrokerAddressInPublish` reads `brokerAddrTable`, which every changed route of the
+    // client updates (`updateTopicRouteInfoFromNameServer`: `brokerAddrTable.put`), whatever its
+    // topic: a poll round that reaches topic U first knows broker-a's new master before T's
+    // route does.
+    let mut f = Fixture::new();
+    start(&mut f, 10_000, 1, None);
+    f.client.borrow_mut().on_route("U", Some(super::tests_sends::route(&[("broker-a", "10.0.0.9:10911", 4)])));
+    assert_eq!(attempt(&mut f, 1, 1, "broker-a", "10.0.0.9:10911", 0), None);
+    // An address no route of the client lists is still reported.
+    let (i, detail) = attempt(&mut f, 1, 2, "broker-a", "10.0.0.8:10911", 0).expect("listed nowhere");
+    assert_eq!(i, Invariant::SendsFollowRoute);
+    assert!(detail.contains("has 10.0.0.8:10911 as its master"), "{detail}");
 }
 
 #[test]
