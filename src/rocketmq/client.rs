@@ -8,7 +8,7 @@
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 /// What a route answer did to the client's view.
@@ -70,7 +70,13 @@ pub struct RouteClientCore {
     /// `brokerAddrTable`: each broker name's addresses by id, as the last changed route that
     /// listed the name gave them. A broker that leaves every route keeps its entry until
     /// [`Self::clean_offline_broker`] runs, so a send can still reach it meanwhile.
-    broker_addrs: BTreeMap<Name, BTreeMap<u64, Name>>,
+    /// Keyed by the name's text: a send looks it up by the `String` in its `MessageQueue`,
+    /// at every attempt, and the interner's lookup would cost more than the map's.
+    broker_addrs: BTreeMap<String, BTreeMap<u64, Name>>,
+    /// The route revision the last clean saw: with no route changed since, it has nothing to
+    /// remove (entries come only with changed routes), and a client of a hundred big topics
+    /// would otherwise gather every address of every route every 30 s for nothing.
+    cleaned_at: Option<u64>,
     revision: u64,
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
@@ -83,6 +89,7 @@ impl RouteClientCore {
             current: None,
             routes: BTreeMap::new(),
             broker_addrs: BTreeMap::new(),
+            cleaned_at: None,
             revision: 0,
             planted: None,
         }
@@ -128,7 +135,7 @@ impl RouteClientCore {
                 }
                 // `if (changed)`: every BrokerData's address map replaces the name's entry.
                 for bd in &new.broker_datas {
-                    self.broker_addrs.insert(bd.broker_name, bd.broker_addrs.clone());
+                    self.broker_addrs.insert(bd.broker_name.to_string(), bd.broker_addrs.clone());
                 }
                 self.routes.insert(topic.to_string(), new);
                 self.revision += 1;
@@ -149,7 +156,7 @@ impl RouteClientCore {
 
     /// `findBrokerAddressInPublish(brokerName)`: the master's address in `brokerAddrTable`.
     pub fn find_broker_address_in_publish(&self, broker_name: &str) -> Option<Name> {
-        self.broker_addrs.get(&Name::find(broker_name)?)?.get(&MASTER_ID).copied()
+        self.broker_addrs.get(broker_name)?.get(&MASTER_ID).copied()
     }
 
     /// `MQClientInstance#cleanOfflineBroker`, which the client runs 1 s after it starts and then
@@ -157,7 +164,11 @@ impl RouteClientCore {
     /// cached route lists (under any name or id, `isBrokerAddrExistInTopicRouteTable`) leaves
     /// the table, and a name left with none goes too.
     pub fn clean_offline_broker(&mut self) {
-        let listed: BTreeSet<Name> = self
+        if self.cleaned_at.replace(self.revision) == Some(self.revision) {
+            return;
+        }
+        // Only asked whether an address is listed: hashed by the name's stored hash, no order.
+        let listed: HashSet<Name, rustc_hash::FxBuildHasher> = self
             .routes
             .values()
             .flat_map(|r| r.broker_datas.iter().flat_map(|bd| bd.broker_addrs.values().copied()))
