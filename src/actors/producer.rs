@@ -234,6 +234,10 @@ impl Producers {
                     self.remoting.invoke_oneway(t, msg);
                     Some((Outcome::Stored(SendStatus::SendOk), None))
                 }
+                (Some(t), CommunicationMode::Async) => {
+                    self.remoting.invoke_async(t, msg, attempt.timeout, (i, id), ctx);
+                    None
+                }
                 (Some(t), _) => {
                     self.remoting.invoke_sync(t, msg, attempt.timeout, (i, id), ctx);
                     None
@@ -329,6 +333,11 @@ fn outcome(done: Done<(usize, u64)>) -> ((usize, u64), Outcome, Option<String>) 
         // the send loop treats every `RemotingException` alike.
         Done::Failed { purpose, failure: f @ NetFailure::Timeout(_), .. } => {
             (purpose, Outcome::TimedOut, Some(format!("RemotingTimeoutException: {f}")))
+        }
+        // `operationFail` with the scan's `RemotingTimeoutException`: `sendMessageAsync` wraps
+        // it as "wait response timeout" for `onExceptionImpl`.
+        Done::Failed { purpose, failure: f @ NetFailure::ScanTimeout(_), .. } => {
+            (purpose, Outcome::TimedOut, Some(format!("MQClientException: wait response timeout: {f}")))
         }
         Done::Failed { purpose, failure: f @ NetFailure::Closed, .. } => {
             (purpose, Outcome::TimedOut, Some(format!("RemotingSendRequestException: {f}")))

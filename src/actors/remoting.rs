@@ -35,6 +35,8 @@ pub enum Failure {
     Connect(ConnectFailure),
     /// `RemotingTimeoutException`; the channel was closed (`clientCloseSocketIfTimeout`).
     Timeout(SimDuration),
+    /// An async request's timeout, found by `scanResponseTable`; the channel stays open.
+    ScanTimeout(SimDuration),
     /// The channel closed under the request (`failFast` → `RemotingSendRequestException`).
     Closed,
 }
@@ -47,6 +49,7 @@ impl fmt::Display for Failure {
             Failure::Timeout(d) => {
                 write!(f, "no answer within {d}: channel closed (clientCloseSocketIfTimeout)")
             }
+            Failure::ScanTimeout(d) => write!(f, "no answer within {d}: removed by scanResponseTable"),
             Failure::Closed => f.write_str("the channel closed under the request"),
         }
     }
@@ -64,7 +67,16 @@ struct Pending<P> {
     channel: Option<ChannelId>,
     timeout: SimDuration,
     deadline: SimTime,
+    /// Sent by `invokeAsync`: its timeout is `scanResponseTable`'s to find.
+    scanned: bool,
 }
+
+/// `NettyRemotingClient#start`: `scanResponseTable` runs 3 s after the client starts, then again
+/// 1 s after each run.
+const FIRST_SCAN: u64 = 3_000;
+const SCAN_PERIOD: u64 = 1_000;
+/// `scanResponseTable` removes a request once `beginTimestamp + timeoutMillis + 1000 <= now`.
+const SCAN_GRACE: u64 = 1_000;
 
 /// The remoting client's alarm: the earliest request deadline has come (Netty's
 /// `scanResponseTable` plays this part in RocketMQ; `invokeSync` waits on its own future).
@@ -87,6 +99,8 @@ pub struct Remoting<P> {
     /// Rings the alarm: sends `RequestTimeouts` to the owning actor, through one address made
     /// at the first arming (see [`crate::actors::env::Me`]).
     ring: Option<Rc<dyn Fn()>>,
+    /// When the client started: the phase of its `scanResponseTable` runs.
+    started: SimTime,
 }
 
 impl<P> Remoting<P> {
@@ -94,7 +108,8 @@ impl<P> Remoting<P> {
     pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
         let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
-        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None, ring: None }
+        let started = env.now();
+        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None, ring: None, started }
     }
 
     /// The name servers' names, in order, as one shared list.
@@ -127,12 +142,44 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
+        let deadline = self.env.now() + timeout;
+        self.invoke(namesrv, msg, timeout, deadline, false, purpose, ctx);
+    }
+
+    /// `invokeAsync(addr, request, timeout, callback)`. Nothing waits on an async request: its
+    /// `ResponseFuture` sits in `responseTable` until the answer comes or `scanResponseTable`
+    /// removes it, at its first run at least 1 s past the deadline — so an async timeout
+    /// surfaces 1–2 s late — and without closing the channel (`clientCloseSocketIfTimeout` is
+    /// `invokeSync`'s). (The scan's `HashedWheelTimer` ticks every 100 ms, which makes Java's
+    /// runs drift a little later still; the model keeps them on the second.)
+    pub fn invoke_async<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P, ctx: &Context<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
+    {
+        let due = self.env.now().0 + timeout.0 + SCAN_GRACE;
+        let first = self.started.0 + FIRST_SCAN;
+        let run = if due <= first { first } else { first + (due - first).div_ceil(SCAN_PERIOD) * SCAN_PERIOD };
+        self.invoke(namesrv, msg, timeout, SimTime(run), true, purpose, ctx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn invoke<A>(
+        &mut self,
+        namesrv: usize,
+        msg: RmqMsg,
+        timeout: SimDuration,
+        deadline: SimTime,
+        scanned: bool,
+        purpose: P,
+        ctx: &Context<A>,
+    ) where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
+    {
         let sent = self.env.send_via(self.nodes[namesrv], Body::Rmq(msg));
         if sent.id == 0 {
             return; // this incarnation is dead
         }
-        let deadline = self.env.now() + timeout;
-        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline };
+        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline, scanned };
         self.pending.push((sent.id, pending));
         if self.alarm.is_none_or(|(at, _)| deadline < at) {
             self.arm(deadline, ctx);
@@ -212,6 +259,11 @@ impl<P> Remoting<P> {
         for id in expired {
             let Some(i) = self.pending.iter().position(|(m, _)| *m == id) else { continue };
             let (_, req) = self.pending.remove(i);
+            if req.scanned {
+                let failure = Failure::ScanTimeout(req.timeout);
+                out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
+                continue;
+            }
             if let Some(channel) = req.channel {
                 self.env.net.close(self.env.node, channel, "request timed out");
             }

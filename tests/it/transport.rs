@@ -147,3 +147,34 @@ fn an_unacknowledged_push_is_sent_once_more_then_given_up() {
     assert_eq!(secs(resent[0]) - 10.0, secs(lines(&t, "UDP push nacos1 -> gw dropped")[0]));
     assert_eq!(secs(gave_up[0]), secs(resent[0]) + 10.0);
 }
+
+#[test]
+fn an_async_request_times_out_at_the_response_scan_after_its_deadline_and_keeps_its_channel() {
+    // RocketMQ 5.3.3: nothing waits on an async request. NettyRemotingAbstract#scanResponseTable
+    // removes its ResponseFuture once `beginTimestamp + timeoutMillis + 1000 <= now`, and runs
+    // 3 s after NettyRemotingClient#start, then 1 s after each run; the callback's
+    // operationFail gets the timeout, and nothing closes the channel (clientCloseSocketIfTimeout
+    // is invokeSync's). The client starts at 0 s, so the scan runs at 3 s, 4 s, 5 s, ...; the
+    // send begins at 5.5 s with sendMsgTimeout 3 s: removable from 9.5 s, removed at 10 s.
+    // A sync send the same way fails at 8.5 s and closes its channel (the test above).
+    let producer = r#"
+[[producer]]
+name = "p1"
+client = "producer"
+topic = "Orders"
+mode = "async"
+rate = 1
+from = "5.5s"
+until = "5.5s""#;
+    let faults =
+        "[[fault]]\nname = \"pause a0\"\nat = \"5s\"\nhang = \"a0\"\n\n[network]\nlatency = \"0s\"\njitter = \"0s\"\n";
+    let t = trace(&rocketmq("20s", "", producer, faults));
+    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a ");
+    assert_eq!(failed.len(), 1, "{t:#?}");
+    assert!(failed[0].starts_with("10.000s "), "{}", failed[0]);
+    assert!(failed[0].contains("after 4.500s: MQClientException: wait response timeout"), "{}", failed[0]);
+    assert!(failed[0].contains("removed by scanResponseTable"), "{}", failed[0]);
+    // The budget is spent (3 s - 4.5 s < 0): onExceptionImpl does not retry.
+    assert_eq!(lines(&t, "p1 send #1: FAILED").len(), 1, "{t:#?}");
+    assert!(lines(&t, "closed by producer (request timed out)").is_empty(), "{t:#?}");
+}

@@ -128,7 +128,7 @@ pub enum Invariant {
     /// (`awaitUninterruptibly()` on a future Netty fails after `connectTimeoutMillis`, 3 s), and
     /// only then finds its time spent (`left <= 0`): the budget does not cut the connect. So the
     /// natural statement — never longer than the timeout — is false in Java. Async sends are left
-    /// out (their timeouts come from `scanResponseTable`, a second late), and so is a send whose
+    /// out (their timeouts come from `scanResponseTable`, one to two seconds late), and so is a send whose
     /// client was paused while it ran. Measured from the actor's instants, not the note's.
     SendWithinTimeout,
     /// Every attempt goes to a broker name and write queue that the route the producer's client

@@ -143,9 +143,11 @@ fn a_non_default_send_timeout_and_connect_timeout_make_the_bound() {
 
 #[test]
 fn an_async_send_has_no_bound() {
-    // `CommunicationMode.ASYNC`: each retry in `MQClientAPIImpl#onExceptionImpl` is handed the
-    // whole timeout again, and a lost answer is failed by `scanResponseTable` (every 1 s), so
-    // Java gives no send-wide bound; `sends` checks sync sends only.
+    // `CommunicationMode.ASYNC`: a retry in `MQClientAPIImpl#onExceptionImpl` gets what is left
+    // of the budget (`timeoutMillis - cost`), but a lost answer is failed only by
+    // `scanResponseTable`, at its first run 1 s or more past the deadline (it runs every 1 s
+    // from 3 s after the client starts, on a 100 ms wheel), and a connect holds no
+    // `ResponseFuture` for the scan to find; `sends` checks sync sends only.
     let mut f = Fixture::from_toml(&cluster_with("mode = \"async\"", ""));
     start(&mut f, 10_000, 1, None);
     assert_eq!(f.watch.before_instant(t(10_000 + BOUND + 1)), None);
