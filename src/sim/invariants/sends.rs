@@ -56,6 +56,10 @@ struct Flight {
     /// `sends_recover` claims it must succeed (the cluster was settled and the route sound when
     /// it began), with the route's description for the report.
     must_succeed: Option<String>,
+    /// The route its client held at the instant it began, whose queues its attempts choose
+    /// from; `None` when the client had left the world (shutting down). Kept here rather than
+    /// looked up by time: a route can change in the very instant a send begins, after it.
+    began_with: Option<Route>,
 }
 
 impl Flight {
@@ -116,9 +120,9 @@ impl SendWatch {
             _ => None,
         };
         let history = self.routes.entry(name.to_string()).or_default();
-        if let Some(route) = route {
-            if history.last().is_none_or(|(_, r)| !same(r, &route)) {
-                history.push((now, route));
+        if let Some(route) = &route {
+            if history.last().is_none_or(|(_, r)| !same(r, route)) {
+                history.push((now, route.clone()));
             }
         }
         if f.mode == CommunicationMode::Sync {
@@ -128,7 +132,8 @@ impl SendWatch {
         // race, as a SIGSTOP and a timer thread do); it is the pause's then, too.
         let excused = settled.state.get(&f.client) == Some(&ProcState::Hung);
         let paused = excused.then_some(now);
-        let flight = Flight { started: now, paused, pauses: SimDuration::ZERO, excused, must_succeed };
+        let flight =
+            Flight { started: now, paused, pauses: SimDuration::ZERO, excused, must_succeed, began_with: route };
         self.flights.insert((name.to_string(), id), flight);
     }
 
@@ -141,8 +146,14 @@ impl SendWatch {
         let history = self.routes.get(name).map(Vec::as_slice).unwrap_or_default();
         // The route current when the send began is the last one seen at or before its start.
         let from = history.iter().rposition(|(t, _)| *t <= flight.started).unwrap_or(0);
-        let held: Vec<&TopicRouteData> =
-            history[from..].iter().map(|(_, r)| r).chain([&now_route]).filter_map(|r| r.as_deref()).collect();
+        let began: Option<&Route> = flight.began_with.as_ref();
+        let held: Vec<&TopicRouteData> = history[from..]
+            .iter()
+            .map(|(_, r)| r)
+            .chain(began)
+            .chain([&now_route])
+            .filter_map(|r| r.as_deref())
+            .collect();
         // The queue comes from the publish info the send looked up before its loop, which a
         // route update replaces but does not change (`sendDefaultImpl`, `onExceptionImpl`):
         // every attempt's queue is the start route's. An async retry re-sends the first
@@ -150,10 +161,8 @@ impl SendWatch {
         let check_queue = !(f.mode == CommunicationMode::Async && attempt > 0);
         // (No route seen at the start: the client had left the world, shutting down; then any
         // route held since will do.)
-        let queue_ok = match history.get(from).filter(|(t, _)| *t <= flight.started) {
-            Some((_, began_with)) => {
-                began_with.as_deref().is_some_and(|r| writable_queue(r, broker, queue, check_queue))
-            }
+        let queue_ok = match &flight.began_with {
+            Some(began_with) => began_with.as_deref().is_some_and(|r| writable_queue(r, broker, queue, check_queue)),
             None => held.iter().any(|r| writable_queue(r, broker, queue, check_queue)),
         };
         // The address is looked up at each attempt (`findBrokerAddressInPublish`, from the
