@@ -93,7 +93,7 @@ impl NacosApp {
     /// `threads` its `BeatReactor`'s thread count.
     pub fn new(
         env: Env,
-        servers: Vec<(Arc<str>, NodeId)>,
+        servers: Vec<(Name, NodeId)>,
         read_timeout: SimDuration,
         threads: usize,
         instances: Vec<AppInstance>,

@@ -86,7 +86,7 @@ enum Req {
 pub struct GrpcApp {
     env: Env,
     name: Arc<str>,
-    /// Interned once here: the trace notes name them.
+    /// The trace notes name them.
     servers: Vec<(Name, NodeId)>,
     list: ServerList,
     instances: Vec<AppInstance>,
@@ -110,7 +110,7 @@ impl GrpcApp {
     pub fn new(
         env: Env,
         name: Arc<str>,
-        servers: Vec<(Arc<str>, NodeId)>,
+        servers: Vec<(Name, NodeId)>,
         instances: Vec<AppInstance>,
         view: Rc<RefCell<ConnView>>,
     ) -> Self {
@@ -122,7 +122,7 @@ impl GrpcApp {
         GrpcApp {
             name,
             list: ServerList::new(n, drawn),
-            servers: servers.into_iter().map(|(name, node)| (Name::new(&name), node)).collect(),
+            servers,
             instances,
             redo: RedoService::default(),
             view,

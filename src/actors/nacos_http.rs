@@ -47,7 +47,7 @@ pub struct ReadTimeouts;
 
 pub struct HttpClient<P> {
     env: Env,
-    /// Interned once here: every answer names its server in the caller's trace note.
+    /// Every answer names its server in the caller's trace note.
     servers: Vec<(Name, NodeId)>,
     read_timeout: SimDuration,
     inflight: InFlight<Call<P>>,
@@ -55,8 +55,7 @@ pub struct HttpClient<P> {
 }
 
 impl<P> HttpClient<P> {
-    pub fn new(env: Env, servers: Vec<(Arc<str>, NodeId)>, read_timeout: SimDuration) -> Self {
-        let servers = servers.into_iter().map(|(name, node)| (Name::new(&name), node)).collect();
+    pub fn new(env: Env, servers: Vec<(Name, NodeId)>, read_timeout: SimDuration) -> Self {
         HttpClient { env, servers, read_timeout, inflight: InFlight::default(), timer: None }
     }
 

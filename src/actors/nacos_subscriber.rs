@@ -42,7 +42,7 @@ impl NacosSubscriber {
     pub fn new(
         env: Env,
         core: Rc<RefCell<SubscriberCore>>,
-        servers: Vec<(Arc<str>, NodeId)>,
+        servers: Vec<(Name, NodeId)>,
         read_timeout: SimDuration,
         services: Vec<ServiceKey>,
         (ip, udp_port): (Name, u16),

@@ -67,8 +67,16 @@ struct Pending<P> {
     channel: Option<ChannelId>,
     timeout: SimDuration,
     deadline: SimTime,
-    /// Sent by `invokeAsync`: its timeout is `scanResponseTable`'s to find.
-    scanned: bool,
+    wait: Wait,
+}
+
+/// Who finds a request's timeout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// `invokeSync`'s own wait, at the deadline; it then closes the channel.
+    Sync,
+    /// `scanResponseTable`, for `invokeAsync`: a run at least 1 s past the deadline.
+    Scanned,
 }
 
 /// `NettyRemotingClient#start`: `scanResponseTable` runs 3 s after the client starts, then again
@@ -142,8 +150,7 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let deadline = self.env.now() + timeout;
-        self.invoke(namesrv, msg, timeout, deadline, false, purpose, ctx);
+        self.invoke(namesrv, msg, timeout, Wait::Sync, purpose, ctx);
     }
 
     /// `invokeAsync(addr, request, timeout, callback)`. Nothing waits on an async request: its
@@ -156,30 +163,26 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let due = self.env.now().0 + timeout.0 + SCAN_GRACE;
-        let first = self.started.0 + FIRST_SCAN;
-        let run = if due <= first { first } else { first + (due - first).div_ceil(SCAN_PERIOD) * SCAN_PERIOD };
-        self.invoke(namesrv, msg, timeout, SimTime(run), true, purpose, ctx);
+        self.invoke(namesrv, msg, timeout, Wait::Scanned, purpose, ctx);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn invoke<A>(
-        &mut self,
-        namesrv: usize,
-        msg: RmqMsg,
-        timeout: SimDuration,
-        deadline: SimTime,
-        scanned: bool,
-        purpose: P,
-        ctx: &Context<A>,
-    ) where
+    fn invoke<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, wait: Wait, purpose: P, ctx: &Context<A>)
+    where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
         let sent = self.env.send_via(self.nodes[namesrv], Body::Rmq(msg));
         if sent.id == 0 {
             return; // this incarnation is dead
         }
-        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline, scanned };
+        let deadline = match wait {
+            Wait::Sync => self.env.now() + timeout,
+            Wait::Scanned => {
+                let due = self.env.now().0 + timeout.0 + SCAN_GRACE;
+                let first = self.started.0 + FIRST_SCAN;
+                SimTime(if due <= first { first } else { first + (due - first).div_ceil(SCAN_PERIOD) * SCAN_PERIOD })
+            }
+        };
+        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline, wait };
         self.pending.push((sent.id, pending));
         if self.alarm.is_none_or(|(at, _)| deadline < at) {
             self.arm(deadline, ctx);
@@ -259,7 +262,7 @@ impl<P> Remoting<P> {
         for id in expired {
             let Some(i) = self.pending.iter().position(|(m, _)| *m == id) else { continue };
             let (_, req) = self.pending.remove(i);
-            if req.scanned {
+            if req.wait == Wait::Scanned {
                 let failure = Failure::ScanTimeout(req.timeout);
                 out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
                 continue;

@@ -70,8 +70,9 @@ impl Director {
         true
     }
 
-    fn nacos_servers(&self, names: &[String]) -> Vec<(Arc<str>, NodeId)> {
-        names.iter().map(|s| (Arc::from(s.as_str()), self.nodes[s])).collect()
+    /// An app's server list, its names interned here, where they enter: its trace notes name them.
+    fn nacos_servers(&self, names: &[String]) -> Vec<(Name, NodeId)> {
+        names.iter().map(|s| (Name::new(s), self.nodes[s])).collect()
     }
 
     /// A fresh server: empty tables, its cleaner and push grids from now (a restart forgets all).

@@ -8,6 +8,7 @@
 
 use super::derive::Configs;
 use super::Invariant;
+use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::producer::CommunicationMode;
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use crate::sim::clock::{SimDuration, SimTime};
@@ -142,15 +143,15 @@ impl SendWatch {
         let AttemptSeen { producer: name, send: id, attempt, broker, addr, queue } = *a;
         let f = self.producers.get(name)?;
         let flight = self.flights.get(&(name.to_string(), id))?;
-        let now_route = world.client(&f.client).and_then(|c| c.borrow().route_shared(&f.topic).cloned());
         let history = self.routes.get(name).map(Vec::as_slice).unwrap_or_default();
         // The route current when the send began is the last one seen at or before its start.
         let from = history.iter().rposition(|(t, _)| *t <= flight.started).unwrap_or(0);
-        let began: Option<&Route> = flight.began_with.as_ref();
+        // Every route of the topic it held since: as the sends that began after it saw them, and now.
+        let now_route = world.client(&f.client).and_then(|c| c.borrow().route_shared(&f.topic).cloned());
         let held: Vec<&TopicRouteData> = history[from..]
             .iter()
             .map(|(_, r)| r)
-            .chain(began)
+            .chain(&flight.began_with)
             .chain([&now_route])
             .filter_map(|r| r.as_deref())
             .collect();
@@ -170,11 +171,7 @@ impl SendWatch {
         // so a master that moved may be known from another topic's route a poll ahead of this
         // one's: the client's current routes of every topic count too.
         let addr_ok = held.iter().any(|r| master_addr(r, broker) == Some(addr))
-            || world.client(&f.client).is_some_and(|c| {
-                let core = c.borrow();
-                let listed = core.topics().filter_map(|t| core.route(t)).any(|r| master_addr(r, broker) == Some(addr));
-                listed
-            });
+            || world.client(&f.client).is_some_and(|c| lists_master(&c.borrow(), broker, addr));
         if queue_ok && addr_ok {
             return None;
         }
@@ -324,6 +321,11 @@ fn same(a: &Route, b: &Route) -> bool {
 fn master_addr<'r>(route: &'r TopicRouteData, broker: &str) -> Option<&'r str> {
     let data = route.broker_datas.iter().find(|b| b.broker_name == broker)?;
     data.broker_addrs.get(&MASTER_ID).map(|addr| addr.as_str())
+}
+
+/// Whether any route `client` holds now, of any topic, gives `broker`'s master as `addr`.
+fn lists_master(client: &RouteClientCore, broker: &str, addr: &str) -> bool {
+    client.topics().filter_map(|t| client.route(t)).any(|r| master_addr(r, broker) == Some(addr))
 }
 
 /// Whether `route` lets a producer write to `broker`'s `queue` (or to `broker` at all).
