@@ -363,9 +363,18 @@ impl Args {
     }
 }
 
-/// The process's peak resident set so far (`getrusage`, kilobytes on Linux). One case per
-/// process gives that case's peak: run a case alone (`-- rocketmq`) to read its figure.
+/// The process's peak resident set so far, in MB. One case per process gives that case's peak:
+/// run a case alone (`-- rocketmq`) to read its figure.
+///
+/// Read from `VmHWM` in `/proc/self/status`, which starts afresh when the process image does.
+/// `getrusage`'s `ru_maxrss` survives `execve`: under `cargo bench` it reported cargo's own
+/// peak at the fork (56 MB), not the bench's (24 MB). It is the fallback where `/proc` is not.
 fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().strip_suffix("kB"));
+    if let Some(kb) = hwm.and_then(|kb| kb.trim().parse::<f64>().ok()) {
+        return kb / 1024.0;
+    }
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes the struct it is given and nothing else.
     let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
