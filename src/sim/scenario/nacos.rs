@@ -109,9 +109,9 @@ impl NacosSpecs {
     }
 
     /// Makes equal names share one allocation: every instance of `orders` then carries the same
-    /// `Arc` for its service name, namespace and cluster, and the key comparisons of the
-    /// naming server's ordered maps end on a pointer check instead of a byte compare. Only
-    /// speed changes: equality and order are still by content.
+    /// service key and cluster `Arc`, and the key comparisons of the naming server's ordered maps
+    /// end on a pointer check instead of a byte compare. Only speed changes: equality and order
+    /// are still by content.
     pub fn share_strings(&mut self) {
         let mut pool: BTreeSet<Arc<str>> = BTreeSet::new();
         let mut share = |s: &mut Arc<str>| match pool.get(&**s) {
@@ -120,14 +120,19 @@ impl NacosSpecs {
                 pool.insert(s.clone());
             }
         };
+        let mut keys: BTreeSet<ServiceKey> = BTreeSet::new();
+        let mut share_key = |k: &mut ServiceKey| match keys.get(k) {
+            Some(shared) => *k = shared.clone(),
+            None => {
+                keys.insert(k.clone());
+            }
+        };
         for i in self.apps.iter_mut().flat_map(|a| a.instances.iter_mut()) {
-            share(&mut i.service.namespace);
-            share(&mut i.service.grouped);
+            share_key(&mut i.service);
             share(&mut i.instance.cluster);
         }
         for key in self.subscribers.iter_mut().flat_map(|s| s.services.iter_mut()) {
-            share(&mut key.namespace);
-            share(&mut key.grouped);
+            share_key(key);
         }
     }
 
