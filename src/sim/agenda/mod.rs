@@ -247,6 +247,9 @@ impl<E> Agenda<E> {
         }
         self.slot[s] = EMPTY;
         self.clear_bit(s);
+        // Its next instant's entries go to the start of the buffer, where this instant's were
+        // read just now, rather than on round the ring into lines untouched for long.
+        self.buckets[b as usize].clear();
         if self.free.len() >= SPARE_BUCKETS && self.buckets[b as usize].capacity() > KEPT_CAPACITY {
             // Give back the memory of a bucket that grew for a burst.
             self.buckets[b as usize].shrink_to(KEPT_CAPACITY);
