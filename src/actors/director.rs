@@ -210,6 +210,7 @@ impl Director {
             let brokers: Vec<(String, NodeId)> =
                 self.scenario.brokers.iter().map(|b| (b.config.addr.clone(), self.nodes[&b.name])).collect();
             let nodes = brokers.iter().map(|(_, n)| *n).collect();
+            core.borrow_mut().keep_broker_addrs();
             let addr = Producers::new(env, core, brokers, specs).start();
             actor = actor.with_producers(nodes, addr.clone().recipient());
             producers = Some(addr);
