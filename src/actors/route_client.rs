@@ -125,7 +125,7 @@ impl RouteClient {
                     .core
                     .borrow()
                     .route(&topic)
-                    .map(|r| r.queue_datas.iter().map(|q| q.broker_name.to_string()).collect())
+                    .map(|r| r.queue_datas.iter().map(|q| q.broker_name).collect())
                     .unwrap_or_default();
                 RmqNote::RouteChanged { view: view(), topic, namesrv, brokers }
             }

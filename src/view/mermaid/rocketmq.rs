@@ -54,7 +54,13 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNot
         RmqNote::BatchApplied(batch) => d.note(a, t, &batch.steps.join("<br/>")),
         RmqNote::RouteChanged { topic, namesrv, brokers, .. } => {
             d.arrow(a, namesrv, "->>", t, &format!("GET_ROUTEINFO_BY_TOPIC {topic}"));
-            d.arrow(namesrv, a, "-->>", t, &format!("route [{}]", brokers.join(", ")));
+            d.arrow(
+                namesrv,
+                a,
+                "-->>",
+                t,
+                &format!("route [{}]", brokers.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(", ")),
+            );
         }
         RmqNote::TopicNotExistKeptOld { topic, namesrv, .. } => {
             d.arrow(a, namesrv, "->>", t, &format!("GET_ROUTEINFO_BY_TOPIC {topic}"));

@@ -55,7 +55,7 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
             let prefix = format!("{a} · {topic} · ");
             for row in b.rows_with_prefix("route", &prefix) {
                 let name = b.m.rows[row].label[prefix.len()..].to_string();
-                if !brokers.contains(&name) {
+                if !brokers.iter().any(|b| *b == name) {
                     b.close_bar(row, t);
                 }
             }
