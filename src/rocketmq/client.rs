@@ -146,20 +146,7 @@ impl RouteClientCore {
                 if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || same(old)) {
                     return RouteUpdate::Unchanged;
                 }
-                // `if (changed)`: every BrokerData's address map replaces the name's entry.
-                // Written in place, and only where it differs: a route changes when one group of
-                // hundreds does, and copying every group's map costs a key `String` and a map
-                // node each.
-                let table = if self.keeps_addrs { &new.broker_datas[..] } else { &[] };
-                for bd in table {
-                    match self.broker_addrs.get_mut(&*bd.broker_name) {
-                        Some(addrs) if *addrs == bd.broker_addrs => {}
-                        Some(addrs) => addrs.clone_from(&bd.broker_addrs),
-                        None => {
-                            self.broker_addrs.insert(bd.broker_name.to_string(), bd.broker_addrs.clone());
-                        }
-                    }
-                }
+                self.put_broker_addrs(&new);
                 self.routes.insert(topic.to_string(), new);
                 self.revision += 1;
                 RouteUpdate::Changed
@@ -175,6 +162,25 @@ impl RouteClientCore {
     /// tell by pointer whether what it derived from the route is still current.
     pub fn route_shared(&self, topic: &str) -> Option<&Arc<TopicRouteData>> {
         self.routes.get(topic)
+    }
+
+    /// `if (changed)` in `updateTopicRouteInfoFromNameServer`: every BrokerData's address map
+    /// replaces its name's entry in `brokerAddrTable` (when the table is kept at all). Written in
+    /// place, and only where it differs: a route changes when one group of hundreds does, and
+    /// copying every group's map costs a key `String` and a map node each.
+    fn put_broker_addrs(&mut self, route: &TopicRouteData) {
+        if !self.keeps_addrs {
+            return;
+        }
+        for bd in &route.broker_datas {
+            match self.broker_addrs.get_mut(&*bd.broker_name) {
+                Some(addrs) if *addrs == bd.broker_addrs => {}
+                Some(addrs) => addrs.clone_from(&bd.broker_addrs),
+                None => {
+                    self.broker_addrs.insert(bd.broker_name.to_string(), bd.broker_addrs.clone());
+                }
+            }
+        }
     }
 
     /// `findBrokerAddressInPublish(brokerName)`: the master's address in `brokerAddrTable`.

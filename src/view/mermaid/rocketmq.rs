@@ -5,6 +5,7 @@ use super::diagram::Diagram;
 use super::{process, secs};
 use crate::rocketmq::notes::{RegisterReason, RmqNote, UnregisterSource};
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use crate::view::cast::Cast;
 
 pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNote) {
@@ -53,14 +54,9 @@ pub(super) fn draw(d: &mut Diagram, cast: &Cast, a: &str, t: SimTime, n: &RmqNot
         RmqNote::BatchTaken { size } => d.arrow(a, owner, "->>", t, &format!("unRegisterBroker(batch of {size})")),
         RmqNote::BatchApplied(batch) => d.note(a, t, &batch.steps.join("<br/>")),
         RmqNote::RouteChanged { topic, namesrv, brokers, .. } => {
+            let brokers = brokers.iter().map(Name::as_str).collect::<Vec<_>>().join(", ");
             d.arrow(a, namesrv, "->>", t, &format!("GET_ROUTEINFO_BY_TOPIC {topic}"));
-            d.arrow(
-                namesrv,
-                a,
-                "-->>",
-                t,
-                &format!("route [{}]", brokers.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(", ")),
-            );
+            d.arrow(namesrv, a, "-->>", t, &format!("route [{brokers}]"));
         }
         RmqNote::TopicNotExistKeptOld { topic, namesrv, .. } => {
             d.arrow(a, namesrv, "->>", t, &format!("GET_ROUTEINFO_BY_TOPIC {topic}"));
