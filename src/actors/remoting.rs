@@ -24,6 +24,7 @@ use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
+use smallvec::{smallvec, SmallVec};
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -54,6 +55,10 @@ impl fmt::Display for Failure {
         }
     }
 }
+
+/// How requests ended: one at most for an answer, the common case, so kept without a heap
+/// allocation; a closed channel or an alarm may end several.
+pub type Dones<P> = SmallVec<[Done<P>; 1]>;
 
 /// How one request ended.
 pub enum Done<P> {
@@ -224,18 +229,22 @@ impl<P> Remoting<P> {
     }
 
     /// An answer, or a network notice about our requests.
-    pub fn on_packet(&mut self, p: Packet) -> Vec<Done<P>> {
+    pub fn on_packet(&mut self, p: Packet) -> Dones<P> {
         match p.body {
             Body::Rmq(reply) => {
-                let Some(id) = reply.reply_to() else { return Vec::new() };
-                let Some(req) = self.finish(id) else { return Vec::new() };
-                vec![Done::Answered { purpose: req.purpose, namesrv: req.namesrv, reply }]
+                let Some(id) = reply.reply_to() else { return Dones::new() };
+                let Some(req) = self.finish(id) else { return Dones::new() };
+                smallvec![Done::Answered { purpose: req.purpose, namesrv: req.namesrv, reply }]
             }
             Body::Notice(Notice::SendFailed { msg, reason, .. }) => match self.finish(msg) {
                 Some(req) => {
-                    vec![Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure: Failure::Connect(reason) }]
+                    smallvec![Done::Failed {
+                        purpose: req.purpose,
+                        namesrv: req.namesrv,
+                        failure: Failure::Connect(reason)
+                    }]
                 }
-                None => Vec::new(),
+                None => Dones::new(),
             },
             Body::Notice(Notice::ChannelClosed { channel, .. }) => {
                 let ids: Vec<MsgId> =
@@ -245,20 +254,20 @@ impl<P> Remoting<P> {
                     .map(|r| Done::Failed { purpose: r.purpose, namesrv: r.namesrv, failure: Failure::Closed })
                     .collect()
             }
-            _ => Vec::new(),
+            _ => Dones::new(),
         }
     }
 
     /// The alarm rang: every request past its deadline fails, and its channel is closed
     /// (`clientCloseSocketIfTimeout`). The alarm is set again for the next deadline.
-    pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Vec<Done<P>>
+    pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Dones<P>
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
         self.alarm = None;
         let now = self.env.now();
         let expired: Vec<MsgId> = self.pending.iter().filter(|(_, r)| r.deadline <= now).map(|(id, _)| *id).collect();
-        let mut out = Vec::new();
+        let mut out = Dones::new();
         for id in expired {
             let Some(i) = self.pending.iter().position(|(m, _)| *m == id) else { continue };
             let (_, req) = self.pending.remove(i);

@@ -3,6 +3,7 @@
 use crate::rocketmq::send::SendCode;
 use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::sim::ids::MsgId;
+use crate::sim::name::Name;
 use std::sync::Arc;
 
 #[derive(Debug)]
@@ -15,8 +16,8 @@ pub enum RmqMsg {
         ok: bool,
         /// `RegisterBrokerResponseHeader`: a slave's master address and the master's HA
         /// address (`None` for a master, or a slave whose master is not live).
-        master_addr: Option<String>,
-        ha_server_addr: Option<String>,
+        master_addr: Option<Name>,
+        ha_server_addr: Option<Name>,
     },
     /// `UNREGISTER_BROKER` (104), sent by a broker shutting down gracefully.
     UnregisterBroker {

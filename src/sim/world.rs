@@ -8,6 +8,7 @@
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use rustc_hash::FxHashMap;
 use std::cell::{Ref, RefCell};
 use std::collections::BTreeMap;
@@ -71,8 +72,8 @@ type Answered = (u64, RegisterAnswer);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterAnswer {
     pub at: SimTime,
-    pub master_addr: Option<String>,
-    pub ha_server_addr: Option<String>,
+    pub master_addr: Option<Name>,
+    pub ha_server_addr: Option<Name>,
 }
 
 /// A borrowed core with its generation, or the fact that the process is down.

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 
 /// `RegisterBrokerResult`: the REGISTER_BROKER reply header. Both fields stay `None` (Java:
 /// null) for a master, and for a slave whose master has no live entry (§2.1 step 13).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Interned addresses: a slave's answer is built at every registration, 30 s after 30 s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RegisterBrokerResult {
-    pub ha_server_addr: Option<String>,
-    pub master_addr: Option<String>,
+    pub ha_server_addr: Option<Name>,
+    pub master_addr: Option<Name>,
 }
 
 /// Why `registerBroker` returned before claiming its id (§2.1 steps 6–7). Steps 1–5 have

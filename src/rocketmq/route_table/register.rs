@@ -275,10 +275,9 @@ impl RouteInfoManager {
         };
         let master_key = BrokerAddrInfo::new(req.cluster_name, *master_addr);
         match self.broker_live_table.get(&master_key) {
-            Some(live) => RegisterBrokerResult {
-                ha_server_addr: Some(live.ha_server_addr.to_string()),
-                master_addr: Some(master_addr.to_string()),
-            },
+            Some(live) => {
+                RegisterBrokerResult { ha_server_addr: Some(live.ha_server_addr), master_addr: Some(*master_addr) }
+            }
             None => RegisterBrokerResult::default(),
         }
     }

@@ -40,8 +40,8 @@ fn slave_registration_learns_the_master_and_its_ha_address() {
     let out = m.register_broker(t(0), &broker(BROKER, 1, SLAVE_ADDR, &b), ch(2));
 
     let expected = RegisterBrokerResult {
-        ha_server_addr: Some(format!("ha-of-{MASTER_ADDR}")),
-        master_addr: Some(MASTER_ADDR.to_string()),
+        ha_server_addr: Some(Name::from(format!("ha-of-{MASTER_ADDR}"))),
+        master_addr: Some(Name::from(MASTER_ADDR)),
     };
     assert_eq!(out.result, Some(expected));
     assert_eq!(out.role, Some(BrokerRole::Slave));

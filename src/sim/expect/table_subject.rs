@@ -5,6 +5,7 @@ use super::Mismatch;
 use crate::rocketmq::route_table::{RouteInfoManager, TopicQuery};
 use crate::rocketmq::types::BrokerLiveInfo;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::sim::world::RegisterAnswer;
 use std::collections::BTreeSet;
 
@@ -119,29 +120,30 @@ pub struct RegistrationWant {
 
 impl RegistrationWant {
     pub fn check(&self, broker: &str, answer: Option<RegisterAnswer>) -> Result<(), Mismatch> {
-        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "null".into());
+        let text = |v: Option<&str>| v.unwrap_or("null").to_string();
         let expected = || {
             let mut parts = Vec::new();
             if let Some(m) = &self.master_addr {
-                parts.push(format!("masterAddr {}", text(m)));
+                parts.push(format!("masterAddr {}", text(m.as_deref())));
             }
             if let Some(h) = &self.ha_server_addr {
-                parts.push(format!("haServerAddr {}", text(h)));
+                parts.push(format!("haServerAddr {}", text(h.as_deref())));
             }
             format!("{broker}'s last REGISTER_BROKER answer: {}", parts.join(", "))
         };
         let Some(a) = answer else {
             return Err(Mismatch { expected: expected(), got: "no answer yet".into() });
         };
-        let master_ok = self.master_addr.as_ref().is_none_or(|m| *m == a.master_addr);
-        let ha_ok = self.ha_server_addr.as_ref().is_none_or(|h| *h == a.ha_server_addr);
+        let same = |want: &Option<String>, got: Option<Name>| want.as_deref() == got.as_ref().map(Name::as_str);
+        let master_ok = self.master_addr.as_ref().is_none_or(|m| same(m, a.master_addr));
+        let ha_ok = self.ha_server_addr.as_ref().is_none_or(|h| same(h, a.ha_server_addr));
         if master_ok && ha_ok {
             return Ok(());
         }
         let got = format!(
             "masterAddr {}, haServerAddr {} (answered at {})",
-            text(&a.master_addr),
-            text(&a.ha_server_addr),
+            text(a.master_addr.as_ref().map(Name::as_str)),
+            text(a.ha_server_addr.as_ref().map(Name::as_str)),
             a.at
         );
         Err(Mismatch { expected: expected(), got })
