@@ -2,7 +2,6 @@
 //!
 //! | actor | wraps | RocketMQ / Nacos counterpart |
 //! |---|---|---|
-//! | [`network::NetworkActor`] | `sim::network`, `sim::agenda` | the wire, and virtual time |
 //! | [`director::Director`] | the scenario timeline | the operator and the data centre |
 //! | [`broker::Broker`] | `rocketmq::broker` | `BrokerController` registration tasks |
 //! | [`namesrv::RouteTable`] | `rocketmq::route_table` | `DefaultRequestProcessor`, `BrokerHousekeepingService` |
@@ -16,6 +15,9 @@
 //! | [`nacos_subscriber::NacosSubscriber`] | `nacos::subscriber` | 1.x `HostReactor`, `PushReceiver` |
 //! | [`nacos_grpc_client::GrpcApp`] | `nacos::grpc` | 2.x `RpcClient`, `NamingGrpcClientProxy`, `NamingGrpcRedoService` |
 //!
+//! `network` is not an actor: it is the wire and the clock under them (`sim::network`,
+//! `sim::agenda`). Actors hand it packets and timers through `Net`, synchronously, as a process
+//! writes to a socket; its driver loop, a task of the run, hands them back as actix messages.
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
 //! `nacos_member` is a clustered server's `MemberInfoReportTask` (`nacos::cluster`), run inside
 //! the server actor, whose endpoint receives the reports' answers; `nacos_grpc_server` is the

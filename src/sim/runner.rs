@@ -7,7 +7,7 @@
 //! independent; `routesim check` runs several on separate threads.
 
 use crate::actors::director::Director;
-use crate::actors::network::{IdleGate, Net, NetworkActor};
+use crate::actors::network::{IdleGate, Net};
 use crate::rocketmq::tap::InputTap;
 use crate::sim::clock::SimTime;
 use crate::sim::expect::checker::Checker;
@@ -171,10 +171,8 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
         obs.record(SimTime::ZERO, run, What::Run(begin));
         Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
-        let (done, finished) = tokio::sync::oneshot::channel();
         let stop = opts.stop.clone();
-        NetworkActor { net, end, max_events: opts.max_events, stop: opts.stop, done: Some(done) }.start();
-        let stopped = finished.await.ok().flatten();
+        let stopped = net.start_driver(end, opts.max_events, opts.stop).await.ok().flatten();
         let events = obs.trace.borrow().count();
         obs.record(stopped.unwrap_or(end), run, What::Run(RunNote::End { events: events + 1 }));
         let by_stop = stop.is_some_and(|s| s.load(Ordering::Relaxed)) && events < opts.max_events;

@@ -20,7 +20,7 @@
 //! out of its cooperative budget. Both defer the task's wake until tokio's scheduler parks,
 //! which it does not while a driver waits, so the loop would take the set for idle and leave
 //! the task asleep. actix yields by waking its own task at once, which the loop sees; the only
-//! tokio primitive in a run is the `oneshot` that reports its end.
+//! tokio primitive in a run is the driver task's `JoinHandle`, which reports its end.
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
@@ -107,8 +107,8 @@ impl IdleGate {
         true
     }
 
-    /// Resolves when every actor has run out of work, or when poked. A poll before either
-    /// (the network actor's context polls its futures for any message it gets) keeps waiting.
+    /// Resolves when every actor has run out of work, or when poked. A poll before either keeps
+    /// waiting.
     pub(super) async fn wait(&self) -> Woken {
         poll_fn(|cx| {
             let mut gate = self.0.borrow_mut();

@@ -1,4 +1,4 @@
-//! The network actor's state, and what it does with a send, a close and its own TCP timers: how
+//! The network's state, and what it does with a send, a close and its own TCP timers: how
 //! a segment is scheduled or held, how a close reaches the other end, what a retransmission
 //! or SYN timer finds. What happens to an entry as it comes due is in `admit.rs`.
 

@@ -1,7 +1,8 @@
-//! The network actor: the one place virtual time advances.
+//! The network: the one place virtual time advances.
 //!
-//! Every timer an actor sets and every packet in flight is an entry in one agenda, and this actor
-//! is the only one that moves virtual time: when no other actor has anything left to do (see
+//! Every timer an actor sets and every packet in flight is an entry in one agenda, and the
+//! network's driver loop (a task of the run, [`Net::start_driver`]) is the only thing that moves
+//! virtual time: when no other actor has anything left to do (see
 //! [`IdleGate`]), to the earliest entry. So moving to instant `t` proves that all work of earlier
 //! instants is finished; that is where `at` expectations look at the state. The driver's step,
 //! in order:
@@ -20,8 +21,6 @@ mod batches;
 mod driver;
 mod idle;
 mod kernel;
-
-pub use driver::NetworkActor;
 
 pub use idle::IdleGate;
 

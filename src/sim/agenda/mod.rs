@@ -1,6 +1,6 @@
 //! The agenda: everything that will happen, ordered by (virtual time, arrival order).
 //!
-//! Every timer any actor sets and every packet in flight is an entry here, and the network actor
+//! Every timer any actor sets and every packet in flight is an entry here, and the network's driver
 //! is the only thing that moves virtual time — to the earliest entry, once every actor is idle.
 //! Two rules make the run deterministic: entries due at the same instant come out in the order
 //! they were added, and nothing else (no tokio timer wheel, no hash order) decides who goes

@@ -1,6 +1,6 @@
 //! The network model, pure: processes, TCP connections, UDP datagrams, and the fate of each.
 //!
-//! The network actor (`crate::actors::network`) asks this model for a verdict on every send,
+//! The network (`crate::actors::network`) asks this model for a verdict on every send,
 //! every retransmission and every arrival, and turns the verdicts into agenda entries. The model
 //! owns the things that make RocketMQ's and Nacos's failure paths differ:
 //!
