@@ -17,7 +17,7 @@
 //!
 //! `network` is not an actor: it is the wire and the clock under them (`sim::network`,
 //! `sim::agenda`). Actors hand it packets and timers through `Net`, synchronously, as a process
-//! writes to a socket; its driver loop, a task of the run, hands them back as actix messages.
+//! writes to a socket; its driver, which runs whenever every actor is idle, hands them back as actix messages.
 //! `nacos_http` is not an actor: it is the `reqApi` plumbing the two Nacos client actors share;
 //! `nacos_member` is a clustered server's `MemberInfoReportTask` (`nacos::cluster`), run inside
 //! the server actor, whose endpoint receives the reports' answers; `nacos_grpc_server` is the

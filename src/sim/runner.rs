@@ -172,7 +172,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         obs.record(SimTime::ZERO, run, What::Run(begin));
         Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
         let stop = opts.stop.clone();
-        let stopped = net.start_driver(end, opts.max_events, opts.stop).await.ok().flatten();
+        let stopped = net.start_driver(end, opts.max_events, opts.stop).await;
         let events = obs.trace.borrow().count();
         obs.record(stopped.unwrap_or(end), run, What::Run(RunNote::End { events: events + 1 }));
         let by_stop = stop.is_some_and(|s| s.load(Ordering::Relaxed)) && events < opts.max_events;

@@ -1,57 +1,119 @@
-//! The driver: the network's one loop, a task of the run, which moves virtual time and delivers
-//! each instant's entries.
+//! The driver: the network's one loop, which moves virtual time and delivers each instant's
+//! entries, one pass each time every actor has run dry.
 
-use super::idle::Woken;
+use super::idle::{IdleGate, Pass, Woken};
 use super::kernel::Due;
 use super::Net;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::Arrival;
+use crate::sim::observe::Obs;
 use crate::sim::packet::Packet;
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// The driver's loop, as the gate runs it: one pass each time the gate opens.
+struct Driver {
+    net: Net,
+    end: SimTime,
+    max_events: u64,
+    stop: Option<Arc<AtomicBool>>,
+    /// The observer never changes during a run: one handle for all of it, not a clone of its
+    /// half-dozen shared parts at every instant.
+    obs: Obs,
+    gate: IdleGate,
+    /// Told how the run ended.
+    done: RefCell<Option<oneshot::Sender<Option<SimTime>>>>,
+}
+
+impl Driver {
+    /// The earliest entry; past the end, one millisecond beyond it: reaching that proves
+    /// instant `end` is complete, so the observer sees its final state.
+    fn target(&self) -> SimTime {
+        let next = self.net.0.borrow().agenda.next_time();
+        next.filter(|t| *t <= self.end).unwrap_or(self.end + SimDuration(1))
+    }
+
+    /// One pass: when every actor is idle, time jumps to the earliest entry (which they may
+    /// have moved earlier); poked, it stays at this instant, where an actor added an entry.
+    /// Then the instant's entries are delivered, and again while delivering left entries due
+    /// now; then the driver waits for the gate, or the run is over.
+    ///
+    /// The budget is checked once per instant, before its entries are delivered: a loop that
+    /// never lets time move (a timer re-armed every 0 ms) still comes back here between its
+    /// rounds, because its actors run only while the driver waits. `stop`, set from another
+    /// thread (`check --timeout`), stops the run the same way.
+    fn pass(&self, why: Option<Woken>, me: &Pass) {
+        if why == Some(Woken::Idle) {
+            let target = self.target();
+            let mut k = self.net.0.borrow_mut();
+            k.now = target.max(k.now);
+        }
+        while why.is_some() || self.target() <= self.net.now() {
+            let now = self.net.now();
+            self.obs.before_instant(now);
+            let finished = if now > self.end {
+                self.obs.finish(self.end);
+                Some(None)
+            } else if self.obs.trace.borrow().count() >= self.max_events
+                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+            {
+                Some(Some(now))
+            } else {
+                None
+            };
+            if let Some(stopped) = finished {
+                if let Some(done) = self.done.borrow_mut().take() {
+                    let _ = done.send(stopped);
+                }
+                return;
+            }
+            self.net.dispatch_due(now);
+            if self.target() > self.net.now() {
+                break;
+            }
+        }
+        self.gate.wait(me.clone());
+    }
+}
 
 impl Net {
-    /// Drives the run until `end`, then returns `None`; or, once the trace holds `max_events`
-    /// events, stops where it is and returns that instant. This is the network's one loop.
+    /// Starts the network's one loop, which moves virtual time and delivers each instant's
+    /// entries until `end`; resolves to `None` then, or, once the trace holds `max_events`
+    /// events, stops where it is and resolves to that instant.
     ///
-    /// The budget is checked once per pass, before an instant's entries are delivered: a loop
-    /// that never lets time move (a timer re-armed every 0 ms) still comes back here between
-    /// its rounds, because its actors run only while this loop waits.
-    /// `stop`, set from another thread (`check --timeout`), stops the run the same way at the
-    /// next pass.
-    pub async fn drive(&self, end: SimTime, max_events: u64, stop: Option<Arc<AtomicBool>>) -> Option<SimTime> {
-        // The observer never changes during a run: one handle for all of it, not a clone of
-        // its half-dozen shared parts at every instant.
+    /// The loop is not an actor, nor a task: it takes no messages (actors reach the network
+    /// synchronously through [`Net`], and it reaches them with actix messages), and it runs
+    /// only when every actor is idle or one pokes it ([`IdleGate`]). Its first pass is a task,
+    /// queued where the run starts it; after that the idle loop runs each pass itself, with
+    /// no task to wake and poll. Until 2026-12-05 it was an `async` loop inside an otherwise
+    /// empty `NetworkActor`, and each of its wake-ups (one per instant, 512,449 in the RocketMQ
+    /// bench hour) cost a task wake-up, a poll of that actor's context and one of the loop's
+    /// future: about 500 instructions, 9% of that bench. Every pass runs where the old loop's
+    /// would have, so every run is the same event for event.
+    pub fn start_driver(
+        &self,
+        end: SimTime,
+        max_events: u64,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> impl Future<Output = Option<SimTime>> {
         let (gate, obs) = {
             let k = self.0.borrow();
             (k.gate.clone(), k.obs.clone())
         };
-        // The earliest entry; past the end, one millisecond beyond it: reaching that proves
-        // instant `end` is complete, so the observer sees its final state.
-        let target = || {
-            let next = self.0.borrow().agenda.next_time();
-            next.filter(|t| *t <= end).unwrap_or(end + SimDuration(1))
-        };
-        loop {
-            if target() > self.now() && gate.wait().await == Woken::Idle {
-                // Every actor has finished with what was delivered, so nothing more can happen
-                // before the earliest entry (which they may have moved earlier): time jumps
-                // there. (Poked, it stays at this instant: an actor added an entry for it.)
-                let target = target();
-                let mut k = self.0.borrow_mut();
-                k.now = target.max(k.now);
-            }
-            let now = self.now();
-            obs.before_instant(now);
-            if now > end {
-                obs.finish(end);
-                return None;
-            }
-            if obs.trace.borrow().count() >= max_events || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
-                return Some(now);
-            }
-            self.dispatch_due(now);
-        }
+        let (done, finished) = oneshot::channel();
+        let driver =
+            Rc::new(Driver { net: self.clone(), end, max_events, stop, obs, gate, done: RefCell::new(Some(done)) });
+        let pass = Pass::new({
+            let driver = driver.clone();
+            move |why, me| driver.pass(Some(why), me)
+        });
+        // The first pass delivers what is due at the start, or waits for the gate.
+        tokio::task::spawn_local(async move { driver.pass(None, &pass) });
+        async move { finished.await.ok().flatten() }
     }
 
     /// What reaches a (naming) server — registrations, heartbeats, beats — is the monitor's
@@ -119,27 +181,5 @@ impl Net {
         let mut k = self.0.borrow_mut();
         batches.flush_all(&k.endpoints);
         k.batches = batches;
-    }
-}
-
-impl Net {
-    /// Starts [`Net::drive`] as a task of the run's `LocalSet`, beside the actors; its handle
-    /// resolves to what `drive` returns.
-    ///
-    /// The loop is a plain task, not an actor's future. It takes no messages: actors reach the
-    /// network synchronously through [`Net`], and it reaches them with actix messages. Until
-    /// 2026-12-05 it ran inside an otherwise empty `NetworkActor`, and every wake-up of the loop
-    /// — one per instant, 512,449 in the RocketMQ bench hour — also went through that actor's
-    /// context: a poll of its (empty) mailbox, of its item list and of the future's adapter,
-    /// about 280 instructions, 5% of the bench. The task sits where the actor's did in the
-    /// runtime's queue, so every run is the same event for event.
-    pub fn start_driver(
-        &self,
-        end: SimTime,
-        max_events: u64,
-        stop: Option<Arc<AtomicBool>>,
-    ) -> tokio::task::JoinHandle<Option<SimTime>> {
-        let net = self.clone();
-        tokio::task::spawn_local(async move { net.drive(end, max_events, stop).await })
     }
 }

@@ -5,8 +5,13 @@
 //! every handler has returned, so nothing can happen at this instant any more unless the driver
 //! delivers it. [`IdleGate::block_on`] runs the run's future in such a set and watches for
 //! exactly that moment: it polls the set with a waker of its own, so it sees every task the set
-//! schedules, and when a poll ends without one it opens the gate the driver awaits
+//! schedules, and when a poll ends without one it runs the pass the driver left at the gate
 //! ([`IdleGate::wait`]) and polls again. tokio's scheduler is never asked to park for it.
+//!
+//! The pass runs in the loop itself, not as a task: the set's queue is empty at that moment,
+//! so a task woken for it would run next anyway, and each instant would pay for its wake-up
+//! and poll. Only a poke, which must run the driver between actors still at work, queues the
+//! pass as a task of its own.
 //!
 //! Two designs came before. The driver slept on tokio's paused clock, which moves only when the
 //! runtime is idle: the same moment, but paid for at every instant with a pass of tokio's timer
@@ -20,7 +25,7 @@
 //! out of its cooperative budget. Both defer the task's wake until tokio's scheduler parks,
 //! which it does not while a driver waits, so the loop would take the set for idle and leave
 //! the task asleep. actix yields by waking its own task at once, which the loop sees; the only
-//! tokio primitive in a run is the driver task's `JoinHandle`, which reports its end.
+//! tokio primitive in a run is the `oneshot` on which the driver reports the end.
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
@@ -30,7 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
-/// Why the driver was woken.
+/// Why the driver's next pass runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Woken {
     /// No actor has anything left to do: time may move.
@@ -39,21 +44,40 @@ pub(super) enum Woken {
     Poked,
 }
 
+/// What the driver does when the gate opens: one pass, which ends by waiting again
+/// ([`IdleGate::wait`], with the pass it is handed) or by finishing the run. Nothing holds a
+/// pass but the gate while it waits and the caller while it runs, so a finished driver is
+/// dropped with its last pass.
+#[derive(Clone)]
+pub(super) struct Pass(Rc<PassFn>);
+
+/// A pass's body; it is handed its own `Pass`, to leave at the gate when it waits again.
+type PassFn = dyn Fn(Woken, &Pass);
+
+impl Pass {
+    pub(super) fn new(f: impl Fn(Woken, &Pass) + 'static) -> Self {
+        Pass(Rc::new(f))
+    }
+
+    fn run(&self, why: Woken) {
+        (self.0)(why, self)
+    }
+}
+
 /// Shared by the idle loop and the driver; both run on the run's one thread.
 #[derive(Clone, Default)]
 pub struct IdleGate(Rc<RefCell<Gate>>);
 
 #[derive(Default)]
 struct Gate {
-    /// The driver, while it waits.
-    waiting: Option<Waker>,
-    woken: Option<Woken>,
+    /// The driver's pass, while it waits for the gate.
+    waiting: Option<Pass>,
 }
 
 impl IdleGate {
     /// Runs `fut` to completion on a current-thread runtime without timers or I/O, with the
-    /// tasks it spawns in a `LocalSet` (actix starts every actor there), opening the gate
-    /// whenever they all run dry.
+    /// tasks it spawns in a `LocalSet` (actix starts every actor there), running the driver's
+    /// pass whenever they all run dry.
     pub fn block_on<F: Future>(&self, fut: F) -> F::Output {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -71,7 +95,16 @@ impl IdleGate {
                 }
                 // Woken during the poll: the set yielded with tasks still queued, or a task
                 // scheduled another. Either way this instant is not over.
-                if seen.woken.load(Ordering::Relaxed) || self.wake(Woken::Idle) {
+                if seen.woken.load(Ordering::Relaxed) {
+                    continue;
+                }
+                // Idle: the driver's pass runs here, as the one task the set would have run
+                // next had it been woken (its queue is empty), but without a task's wake-up
+                // and poll. Inside the set's context, so that the actors it sends to are
+                // queued in it, in the order it sends.
+                if let Some(pass) = self.open() {
+                    let _inside = local.enter();
+                    pass.run(Woken::Idle);
                     continue;
                 }
                 // Idle, and no driver waits (before the run starts, after it ends): hand the
@@ -87,40 +120,26 @@ impl IdleGate {
         }))
     }
 
-    /// An entry for the current instant: the driver runs next in the task queue's order, as
-    /// an actor sent a message would, and does not wait for every actor to run dry first. A
-    /// zero-delay timer or a close notice so reaches its process in the order a real thread
-    /// hand-off would give it, not behind every other actor's chain of messages.
+    /// An entry for the current instant: the driver's pass runs next in the task queue's
+    /// order, as an actor sent a message would, and does not wait for every actor to run dry
+    /// first. A zero-delay timer or a close notice so reaches its process in the order a real
+    /// thread hand-off would give it, not behind every other actor's chain of messages. Rare
+    /// (a few per run), so the pass goes in as a task of its own.
     pub(super) fn poke(&self) {
-        self.wake(Woken::Poked);
+        if let Some(pass) = self.open() {
+            tokio::task::spawn_local(async move { pass.run(Woken::Poked) });
+        }
     }
 
-    /// Opens the gate for a waiting driver; false when none waits.
-    fn wake(&self, why: Woken) -> bool {
-        let waker = {
-            let mut gate = self.0.borrow_mut();
-            let Some(waker) = gate.waiting.take() else { return false };
-            gate.woken = Some(why);
-            waker
-        };
-        waker.wake();
-        true
+    /// Takes the waiting driver's pass; none when no driver waits.
+    fn open(&self) -> Option<Pass> {
+        self.0.borrow_mut().waiting.take()
     }
 
-    /// Resolves when every actor has run out of work, or when poked. A poll before either keeps
-    /// waiting.
-    pub(super) async fn wait(&self) -> Woken {
-        poll_fn(|cx| {
-            let mut gate = self.0.borrow_mut();
-            match gate.woken.take() {
-                Some(why) => Poll::Ready(why),
-                None => {
-                    gate.waiting = Some(cx.waker().clone());
-                    Poll::Pending
-                }
-            }
-        })
-        .await
+    /// The driver waits: `pass` runs when every actor has run out of work, or when poked,
+    /// whichever comes first, and once.
+    pub(super) fn wait(&self, pass: Pass) {
+        self.0.borrow_mut().waiting = Some(pass);
     }
 }
 
@@ -170,9 +189,20 @@ mod tests {
         .await
     }
 
+    /// A driver's pass that reports why it ran, and the count `steps` held then, on `report`.
+    fn reporting(steps: Rc<Cell<usize>>) -> (Pass, tokio::sync::oneshot::Receiver<(Woken, usize)>) {
+        let (send, report) = tokio::sync::oneshot::channel();
+        let send = RefCell::new(Some(send));
+        let pass = Pass::new(move |why, _| {
+            let send = send.borrow_mut().take().expect("a pass runs once per wait");
+            let _ = send.send((why, steps.get()));
+        });
+        (pass, report)
+    }
+
     /// Waits on the gate while another task runs a chain of 1,000 steps that keeps the actors
     /// busy, as a burst of messages between them does, poking the gate at step `poke_at`.
-    /// Returns why the wait ended and how many steps had run by then.
+    /// Returns why the pass ran and how many steps had run by then.
     fn wait_beside_a_chain(poke_at: Option<usize>) -> (Woken, usize) {
         let gate = IdleGate::default();
         let steps = Rc::new(Cell::new(0));
@@ -187,8 +217,9 @@ mod tests {
                     yield_once().await;
                 }
             });
-            let woken = gate.wait().await;
-            (woken, steps.get())
+            let (pass, report) = reporting(steps);
+            gate.wait(pass);
+            report.await.expect("the pass ran")
         })
     }
 
@@ -198,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn a_poke_wakes_the_driver_before_the_actors_are_idle() {
+    fn a_poke_runs_the_driver_before_the_actors_are_idle() {
         let (woken, steps) = wait_beside_a_chain(Some(10));
         assert_eq!(woken, Woken::Poked);
         assert!(steps < 1_000, "the driver ran only after the chain ended ({steps} steps)");
@@ -208,9 +239,11 @@ mod tests {
     fn with_nobody_waiting_a_poke_is_not_kept_for_a_later_wait() {
         let gate = IdleGate::default();
         gate.poke();
-        let woken = gate.block_on(async {
+        let (woken, _) = gate.block_on(async {
             // Nothing was stored for a later wait: this one waits until the set runs dry.
-            gate.wait().await
+            let (pass, report) = reporting(Rc::new(Cell::new(0)));
+            gate.wait(pass);
+            report.await.expect("the pass ran")
         });
         assert_eq!(woken, Woken::Idle);
     }

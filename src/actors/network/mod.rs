@@ -1,9 +1,9 @@
 //! The network: the one place virtual time advances.
 //!
 //! Every timer an actor sets and every packet in flight is an entry in one agenda, and the
-//! network's driver loop (a task of the run, [`Net::start_driver`]) is the only thing that moves
-//! virtual time: when no other actor has anything left to do (see
-//! [`IdleGate`]), to the earliest entry. So moving to instant `t` proves that all work of earlier
+//! network's driver ([`Net::start_driver`]; not an actor, it takes no messages) is the only
+//! thing that moves virtual time: when no actor has anything left to do (see [`IdleGate`]), to
+//! the earliest entry. So moving to instant `t` proves that all work of earlier
 //! instants is finished; that is where `at` expectations look at the state. The driver's step,
 //! in order:
 //!
