@@ -131,55 +131,58 @@ impl Net {
 
     /// Delivers everything due at `now`. Packets for one endpoint are gathered into one
     /// message; a batch is sent before any timer of the same process runs, so each process
-    /// still sees its packets and timers in agenda order.
+    /// still sees its packets and timers in agenda order. The instant's entries are taken from
+    /// the agenda at once; what they add for this instant is taken by the next round.
     fn dispatch_due(&self, now: SimTime) {
-        let (mut batches, watches) = {
+        let (mut batches, mut taken, watches) = {
             let mut k = self.0.borrow_mut();
-            (std::mem::take(&mut k.batches), k.obs.watches_network())
+            (std::mem::take(&mut k.batches), std::mem::take(&mut k.taken), k.obs.watches_network())
         };
-        loop {
-            // One borrow of the network per entry, let go only where someone else may look:
-            // before a timer's closure runs, and before the monitor hears of an arrival.
-            let mut k = self.0.borrow_mut();
-            let Some((_, due)) = k.agenda.pop_due(now) else { break };
-            match due {
-                Due::Timer { owner, epoch, id, fire } => {
-                    if let Some(fire) = k.admit_timer(owner, epoch, id, fire) {
-                        batches.flush(owner, &k.endpoints);
-                        drop(k);
-                        fire();
+        while self.0.borrow_mut().agenda.take_due(now, &mut taken) {
+            while let Some(due) = taken.pop_front() {
+                // One borrow of the network per entry, let go only where someone else may
+                // look: before a timer's closure runs, and before the monitor hears of an
+                // arrival.
+                let mut k = self.0.borrow_mut();
+                match due {
+                    Due::Timer { owner, epoch, id, fire } => {
+                        if let Some(fire) = k.admit_timer(owner, epoch, id, fire) {
+                            batches.flush(owner, &k.endpoints);
+                            drop(k);
+                            fire();
+                        }
                     }
-                }
-                Due::Deliver(packet) => {
-                    let (arrival, deliver) = k.arrival(now, &packet);
-                    if !deliver {
-                        k.turn_away(now, arrival, packet);
-                    } else if watches {
-                        drop(k);
-                        self.note_arrival(now, &packet);
-                        let k = self.0.borrow();
-                        batches.gather(packet, &k.endpoints, || k.agenda.due_len(now));
-                    } else {
-                        batches.gather(packet, &k.endpoints, || k.agenda.due_len(now));
+                    Due::Deliver(packet) => {
+                        let (arrival, deliver) = k.arrival(now, &packet);
+                        if !deliver {
+                            k.turn_away(now, arrival, packet);
+                        } else if watches {
+                            drop(k);
+                            self.note_arrival(now, &packet);
+                            batches.gather(packet, &self.0.borrow().endpoints, || taken.len());
+                        } else {
+                            batches.gather(packet, &k.endpoints, || taken.len());
+                        }
                     }
-                }
-                Due::Datagram(packet) => {
-                    if let Some(packet) = k.arrive_datagram(now, packet) {
-                        batches.gather(packet, &k.endpoints, || 0);
+                    Due::Datagram(packet) => {
+                        if let Some(packet) = k.arrive_datagram(now, packet) {
+                            batches.gather(packet, &k.endpoints, || 0);
+                        }
                     }
-                }
-                Due::Notice { to, epoch, notice } => {
-                    if let Some(packet) = k.admit_notice(to, epoch, notice) {
-                        batches.gather(packet, &k.endpoints, || 0);
+                    Due::Notice { to, epoch, notice } => {
+                        if let Some(packet) = k.admit_notice(to, epoch, notice) {
+                            batches.gather(packet, &k.endpoints, || 0);
+                        }
                     }
+                    Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),
+                    Due::Retransmit { channel, dir } => k.retransmit(now, channel, dir),
+                    Due::Syn { channel } => k.syn_retry(now, channel),
                 }
-                Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),
-                Due::Retransmit { channel, dir } => k.retransmit(now, channel, dir),
-                Due::Syn { channel } => k.syn_retry(now, channel),
             }
         }
         let mut k = self.0.borrow_mut();
         batches.flush_all(&k.endpoints);
         k.batches = batches;
+        k.taken = taken;
     }
 }

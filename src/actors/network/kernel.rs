@@ -15,7 +15,7 @@ use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One agenda entry.
 pub(super) enum Due {
@@ -69,6 +69,8 @@ pub(super) struct Kernel {
     pub(super) now: SimTime,
     /// The driver's deliveries of one pass, kept between passes for their memory.
     pub(super) batches: Batches,
+    /// The entries of the instant being delivered, likewise kept for their memory.
+    pub(super) taken: VecDeque<Due>,
     /// How the driver waits (see [`IdleGate`]).
     pub(super) gate: IdleGate,
     pub(super) obs: Obs,

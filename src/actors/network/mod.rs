@@ -38,7 +38,7 @@ use batches::Batches;
 use kernel::{Due, Kernel};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 /// Packets reach their endpoint as actix messages.
@@ -114,6 +114,7 @@ impl Net {
             next_timer: 0,
             now: SimTime::ZERO,
             batches: Batches::default(),
+            taken: VecDeque::new(),
             gate,
             obs,
             net_actor: Name::new("net"),

@@ -128,6 +128,28 @@ impl<E> Agenda<E> {
         Some((at, entry))
     }
 
+    /// Moves every entry of the earliest instant, if it is due at or before `now`, to `out`
+    /// (which must be empty), in order; false when nothing is due. An instant's hundred beats
+    /// then cost one slot lookup, not a hundred, and each entry moves once more, not through
+    /// the bookkeeping of a pop each. `out` and the instant's bucket swap buffers, so neither
+    /// allocates. Entries pushed for `now` meanwhile go to a new bucket, which the next call
+    /// takes: they come out after these, as they would have from one bucket.
+    pub fn take_due(&mut self, now: SimTime, out: &mut VecDeque<E>) -> bool {
+        debug_assert!(out.is_empty(), "the caller hands an empty buffer");
+        let Some(at) = self.next_time().filter(|at| *at <= now) else { return false };
+        if self.in_ring(at) {
+            let s = at.0 as usize % SLOTS;
+            std::mem::swap(&mut self.buckets[self.slot[s] as usize], out);
+            self.release_if_empty(s);
+        } else {
+            *out = self.far.remove(&at).expect("the earliest instant has a bucket");
+        }
+        self.len -= out.len();
+        self.first = self.find_first();
+        self.advance(at);
+        true
+    }
+
     /// Takes out the first entry at `at` that `pick` chooses, if there is one. An instant left
     /// with nothing is gone, so nobody wakes up for it.
     pub fn remove(&mut self, at: SimTime, pick: impl Fn(&E) -> bool) -> Option<E> {

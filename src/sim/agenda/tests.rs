@@ -19,6 +19,24 @@ fn entries_come_out_by_time_then_by_arrival() {
 }
 
 #[test]
+fn an_instant_taken_whole_leaves_later_pushes_to_it_for_the_next_take() {
+    let mut a = Agenda::default();
+    a.push(SimTime(2), 1);
+    a.push(SimTime(2), 2);
+    a.push(SimTime(7), 9);
+    let mut out = VecDeque::new();
+    assert!(a.take_due(SimTime(2), &mut out));
+    assert_eq!(out, [1, 2]);
+    // Pushed while the instant's entries are being handled: the next take has it.
+    a.push(SimTime(2), 3);
+    let mut more = VecDeque::new();
+    assert!(a.take_due(SimTime(2), &mut more));
+    assert_eq!(more, [3]);
+    assert!(!a.take_due(SimTime(2), &mut VecDeque::new()), "7 is not due at 2");
+    assert_eq!((a.next_time(), a.len()), (Some(SimTime(7)), 1));
+}
+
+#[test]
 fn due_len_counts_only_what_is_due_now() {
     let mut a = Agenda::default();
     a.push(SimTime(1), 'a');
@@ -88,6 +106,7 @@ struct Reference(BTreeMap<SimTime, VecDeque<u32>>);
 enum Op {
     Push(u64, u32),
     Pop(u64),
+    TakeAll(u64),
     Remove(u64, u32),
 }
 
@@ -97,6 +116,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (delay.clone(), 0..8u32).prop_map(|(d, v)| Op::Push(d, v)),
         (0..(2 * SLOTS as u64)).prop_map(Op::Pop),
+        (0..(2 * SLOTS as u64)).prop_map(Op::TakeAll),
         (delay, 0..8u32).prop_map(|(d, v)| Op::Remove(d, v)),
     ]
 }
@@ -126,6 +146,15 @@ proptest! {
                     let got = a.pop_due(until);
                     prop_assert_eq!(got, want);
                     if let Some((at, _)) = got { now = at.0; }
+                }
+                Op::TakeAll(d) => {
+                    let until = SimTime(now + d);
+                    let want = r.0.first_entry().filter(|e| *e.key() <= until).map(|e| (*e.key(), e.remove()));
+                    let mut got = VecDeque::new();
+                    let at = a.next_time();
+                    let took = a.take_due(until, &mut got);
+                    prop_assert_eq!(took.then(|| (at.unwrap(), got)), want);
+                    if took { now = at.unwrap().0; }
                 }
                 Op::Remove(d, v) => {
                     let at = SimTime(now + d);
