@@ -331,9 +331,11 @@ fn outcome(done: Done<(usize, u64)>) -> ((usize, u64), Outcome, Option<String>) 
         }
         // A timeout, or the channel closing under the request (`RemotingSendRequestException`):
         // the send loop treats every `RemotingException` alike.
-        Done::Failed { purpose, failure: f @ NetFailure::Timeout(_), .. } => {
-            (purpose, Outcome::TimedOut, Some(format!("RemotingTimeoutException: {f}")))
-        }
+        Done::Failed {
+            purpose,
+            failure: f @ (NetFailure::Timeout(_) | NetFailure::TimeoutKept { .. } | NetFailure::ConnectedTooLate(_)),
+            ..
+        } => (purpose, Outcome::TimedOut, Some(format!("RemotingTimeoutException: {f}"))),
         // `operationFail` with the scan's `RemotingTimeoutException`: `sendMessageAsync` wraps
         // it as "wait response timeout" for `onExceptionImpl`.
         Done::Failed { purpose, failure: f @ NetFailure::ScanTimeout(_), .. } => {

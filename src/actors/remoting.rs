@@ -10,7 +10,14 @@
 //!   of that channel: `RemotingSendRequestException`);
 //! * the timeout passed (`RemotingTimeoutException`). With `clientCloseSocketIfTimeout` (true by
 //!   default) `invokeSync` then **closes the channel**, so the next request to that address
-//!   opens a fresh connection instead of writing into a half-open one.
+//!   opens a fresh connection instead of writing into a half-open one — unless the connect took
+//!   so much of the budget that at most 100 ms, and at most a quarter of it, was left
+//!   (`shouldClose`, RocketMQ 5.3.1 and later);
+//! * the connect itself outlasted the budget. `invokeSync` first waits for its channel in
+//!   `getAndCreateChannel` (`awaitUninterruptibly()`, bounded only by Netty's
+//!   `connectTimeoutMillis`, 3 s), and only then computes `left`: a request whose deadline passes
+//!   during the connect ends with the connect — `RemotingConnectException` when it fails,
+//!   `RemotingTimeoutException` before writing anything when it succeeds.
 //!
 //! `invokeSync(null, ...)` goes to the chosen name server ([`NamesrvChooser`]); a oneway
 //! request expects nothing back.
@@ -36,6 +43,12 @@ pub enum Failure {
     Connect(ConnectFailure),
     /// `RemotingTimeoutException`; the channel was closed (`clientCloseSocketIfTimeout`).
     Timeout(SimDuration),
+    /// `RemotingTimeoutException` with the channel kept open: the connect left only `left` of
+    /// the request's `timeout`, at most 100 ms and at most a quarter of it (`shouldClose`).
+    TimeoutKept { timeout: SimDuration, left: SimDuration },
+    /// `RemotingTimeoutException` before writing: the connect came up only after the whole
+    /// timeout had passed (`left <= 0`); nothing was sent and the channel stays open.
+    ConnectedTooLate(SimDuration),
     /// An async request's timeout, found by `scanResponseTable`; the channel stays open.
     ScanTimeout(SimDuration),
     /// The channel closed under the request (`failFast` → `RemotingSendRequestException`).
@@ -50,6 +63,10 @@ impl fmt::Display for Failure {
             Failure::Timeout(d) => {
                 write!(f, "no answer within {d}: channel closed (clientCloseSocketIfTimeout)")
             }
+            Failure::TimeoutKept { timeout, left } => {
+                write!(f, "no answer within {timeout}, {left} of it left after the connect: channel kept open")
+            }
+            Failure::ConnectedTooLate(d) => write!(f, "connected only after the whole {d}: nothing written"),
             Failure::ScanTimeout(d) => write!(f, "no answer within {d}: removed by scanResponseTable"),
             Failure::Closed => f.write_str("the channel closed under the request"),
         }
@@ -71,8 +88,13 @@ struct Pending<P> {
     namesrv: usize,
     channel: Option<ChannelId>,
     timeout: SimDuration,
+    /// When the call began: `invokeSync`'s `left` is the timeout less what the connect took.
+    begin: SimTime,
     deadline: SimTime,
     wait: Wait,
+    /// Sent while its channel's SYN was still unanswered: when that connect began (it may fail
+    /// under the request).
+    handshake_began: Option<SimTime>,
 }
 
 /// Who finds a request's timeout.
@@ -90,6 +112,9 @@ const FIRST_SCAN: u64 = 3_000;
 const SCAN_PERIOD: u64 = 1_000;
 /// `scanResponseTable` removes a request once `beginTimestamp + timeoutMillis + 1000 <= now`.
 const SCAN_GRACE: u64 = 1_000;
+/// `NettyRemotingClient.MIN_CLOSE_TIMEOUT_MILLIS`: a timed-out request closes its channel only
+/// if more than this, or more than a quarter of its timeout, was left after the connect.
+const MIN_CLOSE_TIMEOUT: u64 = 100;
 
 /// The remoting client's alarm: the earliest request deadline has come (Netty's
 /// `scanResponseTable` plays this part in RocketMQ; `invokeSync` waits on its own future).
@@ -187,7 +212,10 @@ impl<P> Remoting<P> {
                 SimTime(if due <= first { first } else { first + (due - first).div_ceil(SCAN_PERIOD) * SCAN_PERIOD })
             }
         };
-        let pending = Pending { purpose, namesrv, channel: sent.channel, timeout, deadline, wait };
+        let begin = self.env.now();
+        let handshake_began = sent.channel.and_then(|c| self.env.net.handshake(c)).map(|(began, _)| began);
+        let channel = sent.channel;
+        let pending = Pending { purpose, namesrv, channel, timeout, begin, deadline, wait, handshake_began };
         self.pending.push((sent.id, pending));
         if self.alarm.is_none_or(|(at, _)| deadline < at) {
             self.arm(deadline, ctx);
@@ -212,6 +240,58 @@ impl<P> Remoting<P> {
     /// `invokeOneway(addr, request)`: written and forgotten.
     pub fn invoke_oneway(&mut self, namesrv: usize, msg: RmqMsg) {
         self.env.send(self.nodes[namesrv], Body::Rmq(msg));
+    }
+
+    /// A sync request past its deadline whose channel is still connecting: `invokeSync` is still
+    /// in `getAndCreateChannel`, whose wait the budget does not cut. It ends with the handshake,
+    /// so the request waits for the handshake's next step (a SYN retransmission, its answer, or
+    /// the connect timeout). Its write is taken back now: whenever the connect comes up, `left`
+    /// will be spent, and Java writes nothing then. `None` when the request is not waiting for
+    /// a connect.
+    fn connect_wait(&self, id: MsgId, req: &Pending<P>, now: SimTime) -> Option<SimTime> {
+        if req.wait != Wait::Sync {
+            return None;
+        }
+        let channel = req.channel?;
+        if let Some((_, due)) = self.env.net.handshake(channel) {
+            self.env.net.withdraw(id);
+            return Some(due.max(now));
+        }
+        // Connected, with the answer to the SYN still on its way: the wait ends when it lands.
+        // (The model put the write on the wire when the SYN got through, a round trip before
+        // Java would; a deadline inside that round trip is the one case it cannot take back.)
+        self.env.net.connected_at(channel).filter(|up| *up > now)
+    }
+
+    /// How a sync request that reached its deadline ends (an async one: `scanResponseTable`).
+    fn timed_out(&self, req: &Pending<P>, now: SimTime) -> Failure {
+        if req.wait == Wait::Scanned {
+            return Failure::ScanTimeout(req.timeout);
+        }
+        let Some(channel) = req.channel else { return Failure::Timeout(req.timeout) };
+        let Some(up) = self.env.net.connected_at(channel) else {
+            let Some(began) = req.handshake_began else { return Failure::Timeout(req.timeout) };
+            // The handshake failed while the request waited for it: refused when that was
+            // before the connect timeout, timed out otherwise. (At its deadline's own instant
+            // the network's notice of it may not have reached the actor yet; and a request
+            // that outwaited its deadline had its write, and so its notice, taken back.)
+            let timed_out = now.since(began) >= self.env.net.connect_timeout();
+            let how = if timed_out { ConnectFailure::TimedOut } else { ConnectFailure::Refused };
+            return Failure::Connect(how);
+        };
+        // `left = timeoutMillis - costTime`, the cost being the wait for the channel.
+        let spent = up.since(req.begin);
+        if spent >= req.timeout {
+            return Failure::ConnectedTooLate(req.timeout);
+        }
+        let left = SimDuration(req.timeout.0 - spent.0);
+        // `shouldClose = left > MIN_CLOSE_TIMEOUT_MILLIS (100) || left > timeoutMillis / 4`.
+        if left.0 > MIN_CLOSE_TIMEOUT || left.0 > req.timeout.0 / 4 {
+            self.env.net.close(self.env.node, channel, "request timed out");
+            Failure::Timeout(req.timeout)
+        } else {
+            Failure::TimeoutKept { timeout: req.timeout, left }
+        }
     }
 
     /// An answered or failed request leaves the table; with none left the alarm is cancelled,
@@ -259,7 +339,8 @@ impl<P> Remoting<P> {
     }
 
     /// The alarm rang: every request past its deadline fails, and its channel is closed
-    /// (`clientCloseSocketIfTimeout`). The alarm is set again for the next deadline.
+    /// (`clientCloseSocketIfTimeout`, see [`Self::timed_out`]), unless it is still waiting for
+    /// its connect. The alarm is set again for the next deadline.
     pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Dones<P>
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
@@ -270,16 +351,12 @@ impl<P> Remoting<P> {
         let mut out = Dones::new();
         for id in expired {
             let Some(i) = self.pending.iter().position(|(m, _)| *m == id) else { continue };
-            let (_, req) = self.pending.remove(i);
-            if req.wait == Wait::Scanned {
-                let failure = Failure::ScanTimeout(req.timeout);
-                out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
+            if let Some(wait_until) = self.connect_wait(id, &self.pending[i].1, now) {
+                self.pending[i].1.deadline = wait_until;
                 continue;
             }
-            if let Some(channel) = req.channel {
-                self.env.net.close(self.env.node, channel, "request timed out");
-            }
-            let failure = Failure::Timeout(req.timeout);
+            let (_, req) = self.pending.remove(i);
+            let failure = self.timed_out(&req, now);
             out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
         }
         if let Some(next) = self.pending.iter().map(|(_, r)| r.deadline).min() {

@@ -178,3 +178,84 @@ until = "5.5s""#;
     assert_eq!(lines(&t, "p1 send #1: FAILED").len(), 1, "{t:#?}");
     assert!(lines(&t, "closed by producer (request timed out)").is_empty(), "{t:#?}");
 }
+
+/// A producer sending to `Orders` on a0 (broker-a) and, when `with_b0`, on b0 (broker-b), with
+/// a fixed 1 ms latency.
+fn producer_scenario(with_b0: bool, producer: &str, faults: &str) -> String {
+    let b0 = if with_b0 {
+        "[[broker]]\nname = \"b0\"\nbroker_name = \"broker-b\"\naddr = \"10.0.0.2:10911\"\ntopics = [{ name = \"Orders\" }]\n"
+    } else {
+        ""
+    };
+    let network = "[network]\nlatency = \"1ms\"\njitter = \"0s\"\n";
+    let head = rocketmq("40s", "", producer, faults);
+    head.replacen("[[client]]", &format!("{b0}\n{network}\n[[client]]"), 1)
+}
+
+const SENDS: &str = r#"
+[[producer]]
+name = "p1"
+client = "producer"
+topic = "Orders"
+rate = 1
+from = "20s"
+until = "{until}"
+{config}"#;
+
+#[test]
+fn a_connect_outlasts_the_request_budget_and_fails_as_a_connect() {
+    // RocketMQ 5.3.3 NettyRemotingClient#invokeSync: getAndCreateChannel waits for the connect
+    // (`awaitUninterruptibly()`, which Netty's CONNECT_TIMEOUT_MILLIS = connectTimeoutMillis,
+    // 3 s, ends), and only then computes `left`. A connect to a dead host therefore fails with
+    // RemotingConnectException 3 s after it began, whatever budget the request had left.
+    // a0 is killed (refused at once) and b0's host is down (SYNs unanswered) at 10 s.
+    // Send #1 (20 s) opens the connect to b0 and fails with it at 23 s, its whole 3 s budget.
+    // Send #2 (21 s) waits on that same connect and fails with it at 23 s, is refused by
+    // broker-a at 23.002 s, and its third attempt opens a new connect to b0 with 998 ms of its
+    // budget left: it still ends with that connect, at 26.002 s, 5.002 s into the send (the
+    // `send_within_timeout` bound is the budget plus the connect timeout).
+    let sends = SENDS.replace("{until}", "22s").replace("{config}", "");
+    let faults = "[[fault]]\nat = \"10s\"\ncrash = \"a0\"\n\n[[fault]]\nat = \"10s\"\nhost_down = \"b0\"\n";
+    let t = trace(&producer_scenario(true, &sends, faults));
+    let first = lines(&t, "p1 send #1 attempt 1 to broker-b");
+    assert!(first.len() == 1 && first[0].starts_with("23.000s "), "{first:?}");
+    assert!(first[0].contains("after 3s: RemotingConnectException: connect timed out"), "{}", first[0]);
+    let late = lines(&t, "p1 send #2 attempt 3 to broker-b");
+    assert!(late.len() == 1 && late[0].starts_with("26.002s "), "{t:#?}");
+    assert!(late[0].contains("after 3s: RemotingConnectException: connect timed out"), "{}", late[0]);
+    assert_eq!(lines(&t, "p1 send #2: FAILED Send [3] times, still failed (code 10001)").len(), 1, "{t:#?}");
+    // No request's deadline abandons a connect: only connects that timed out end.
+    assert!(lines(&t, "closed by producer (request timed out)").is_empty(), "{t:#?}");
+}
+
+#[test]
+fn a_connect_that_comes_up_after_the_budget_writes_nothing_and_stays_open() {
+    // The same wait, when the connect succeeds: the SYN at 20 s is lost (a0 cut off until
+    // 20.6 s), its retransmission at 21 s is answered and the connection is up at 21.002 s,
+    // past the 500 ms budget. invokeSync's `left <= 0` throws RemotingTimeoutException before
+    // writing, and `shouldClose` (left > 100 ms or left > timeout / 4) is false: the channel
+    // stays open for the next send.
+    let sends = SENDS.replace("{until}", "20s").replace("{config}", "send_timeout = \"500ms\"\nretry_times = 0");
+    let faults = "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
+                  [[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n";
+    let t = trace(&producer_scenario(false, &sends, faults));
+    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
+    assert!(failed.len() == 1 && failed[0].starts_with("21.002s "), "{t:#?}");
+    assert!(failed[0].contains("RemotingTimeoutException: connected only after the whole 500ms"), "{}", failed[0]);
+    assert!(lines(&t, "closed by producer").is_empty(), "{t:#?}");
+}
+
+#[test]
+fn a_request_left_with_little_time_after_its_connect_keeps_the_channel_on_timeout() {
+    // `shouldClose` (RocketMQ 5.3.1+): after the connect above (up at 21.002 s), a 1,050 ms
+    // budget has 48 ms left, under 100 ms and under a quarter of it. a0 is stopped, so no answer
+    // comes: RemotingTimeoutException at 21.050 s, and the channel is not closed.
+    let sends = SENDS.replace("{until}", "20s").replace("{config}", "send_timeout = \"1050ms\"\nretry_times = 0");
+    let faults = "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
+                  [[fault]]\nat = \"20.5s\"\nhang = \"a0\"\n\n[[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n";
+    let t = trace(&producer_scenario(false, &sends, faults));
+    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
+    assert!(failed.len() == 1 && failed[0].starts_with("21.050s "), "{t:#?}");
+    assert!(failed[0].contains("48ms of it left after the connect: channel kept open"), "{}", failed[0]);
+    assert!(lines(&t, "closed by producer").is_empty(), "{t:#?}");
+}

@@ -335,6 +335,19 @@ impl Net {
         self.0.borrow().core.channel(channel).filter(|c| c.syn.is_none()).map(|c| c.connected_at)
     }
 
+    /// While `channel`'s SYN is unanswered: when its connect began, and when the handshake takes
+    /// its next step (a SYN retransmission, or the connect timeout). `None` once it has
+    /// connected or failed.
+    pub fn handshake(&self, channel: ChannelId) -> Option<(SimTime, SimTime)> {
+        self.0.borrow().core.channel(channel).and_then(|c| c.syn).map(|syn| (syn.started, syn.due))
+    }
+
+    /// Takes back message `msg`, still waiting in its socket for the connection: it will not be
+    /// written, and no notice about it will come. (Nothing once it is on the wire.)
+    pub fn withdraw(&self, msg: MsgId) {
+        self.0.borrow_mut().held.remove(&msg);
+    }
+
     /// `by` closes its end of `channel`; both ends hear of it as a channel event.
     pub fn close(&self, by: NodeId, channel: ChannelId, reason: &'static str) {
         let now = self.now();
