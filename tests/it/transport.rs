@@ -228,34 +228,41 @@ fn a_connect_outlasts_the_request_budget_and_fails_as_a_connect() {
     assert!(lines(&t, "closed by producer (request timed out)").is_empty(), "{t:#?}");
 }
 
+/// One sync send at 20 s with budget `send_timeout`, no retries, whose connect to a0 is late:
+/// a0 is cut off from 15 s to 20.6 s, so the SYN at 20 s is lost, and its retransmission at
+/// 21 s is answered and the connection is up at 21.002 s. Returns the attempt's one line (and
+/// checks that nothing closed the channel), with `more_faults` added.
+fn late_connect(send_timeout: &str, more_faults: &str) -> String {
+    let config = format!("send_timeout = \"{send_timeout}\"\nretry_times = 0");
+    let sends = SENDS.replace("{until}", "20s").replace("{config}", &config);
+    let faults = format!(
+        "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
+         [[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n{more_faults}"
+    );
+    let t = trace(&producer_scenario(false, &sends, &faults));
+    assert!(lines(&t, "closed by producer").is_empty(), "{t:#?}");
+    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
+    assert_eq!(failed.len(), 1, "{t:#?}");
+    failed[0].to_string()
+}
+
 #[test]
 fn a_connect_that_comes_up_after_the_budget_writes_nothing_and_stays_open() {
-    // The same wait, when the connect succeeds: the SYN at 20 s is lost (a0 cut off until
-    // 20.6 s), its retransmission at 21 s is answered and the connection is up at 21.002 s,
-    // past the 500 ms budget. invokeSync's `left <= 0` throws RemotingTimeoutException before
-    // writing, and `shouldClose` (left > 100 ms or left > timeout / 4) is false: the channel
-    // stays open for the next send.
-    let sends = SENDS.replace("{until}", "20s").replace("{config}", "send_timeout = \"500ms\"\nretry_times = 0");
-    let faults = "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
-                  [[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n";
-    let t = trace(&producer_scenario(false, &sends, faults));
-    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
-    assert!(failed.len() == 1 && failed[0].starts_with("21.002s "), "{t:#?}");
-    assert!(failed[0].contains("RemotingTimeoutException: connected only after the whole 500ms"), "{}", failed[0]);
-    assert!(lines(&t, "closed by producer").is_empty(), "{t:#?}");
+    // The same wait, when the connect succeeds, up at 21.002 s: past the 500 ms budget.
+    // invokeSync's `left <= 0` throws RemotingTimeoutException before writing, and
+    // `shouldClose` (left > 100 ms or left > timeout / 4) is false: the channel stays open for
+    // the next send.
+    let failed = late_connect("500ms", "");
+    assert!(failed.starts_with("21.002s "), "{failed}");
+    assert!(failed.contains("RemotingTimeoutException: connected only after the whole 500ms"), "{failed}");
 }
 
 #[test]
 fn a_request_left_with_little_time_after_its_connect_keeps_the_channel_on_timeout() {
-    // `shouldClose` (RocketMQ 5.3.1+): after the connect above (up at 21.002 s), a 1,050 ms
-    // budget has 48 ms left, under 100 ms and under a quarter of it. a0 is stopped, so no answer
-    // comes: RemotingTimeoutException at 21.050 s, and the channel is not closed.
-    let sends = SENDS.replace("{until}", "20s").replace("{config}", "send_timeout = \"1050ms\"\nretry_times = 0");
-    let faults = "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
-                  [[fault]]\nat = \"20.5s\"\nhang = \"a0\"\n\n[[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n";
-    let t = trace(&producer_scenario(false, &sends, faults));
-    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
-    assert!(failed.len() == 1 && failed[0].starts_with("21.050s "), "{t:#?}");
-    assert!(failed[0].contains("48ms of it left after the connect: channel kept open"), "{}", failed[0]);
-    assert!(lines(&t, "closed by producer").is_empty(), "{t:#?}");
+    // `shouldClose` (RocketMQ 5.3.1+): after the same connect, a 1,050 ms budget has 48 ms left,
+    // under 100 ms and under a quarter of it. a0 is stopped, so no answer comes:
+    // RemotingTimeoutException at 21.050 s, and the channel is not closed.
+    let failed = late_connect("1050ms", "\n[[fault]]\nat = \"20.5s\"\nhang = \"a0\"\n");
+    assert!(failed.starts_with("21.050s "), "{failed}");
+    assert!(failed.contains("48ms of it left after the connect: channel kept open"), "{failed}");
 }
