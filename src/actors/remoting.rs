@@ -213,7 +213,9 @@ impl<P> Remoting<P> {
             }
         };
         let begin = self.env.now();
-        let handshake_began = sent.channel.and_then(|c| self.env.net.handshake(c)).map(|(began, _)| began);
+        // Only a send whose connect is still unanswered (`up` unknown) asks when it began.
+        let handshake = sent.channel.filter(|_| sent.up.is_none()).and_then(|c| self.env.net.handshake(c));
+        let handshake_began = handshake.map(|(began, _)| began);
         let channel = sent.channel;
         let pending = Pending { purpose, namesrv, channel, timeout, begin, deadline, wait, handshake_began };
         self.pending.push((sent.id, pending));

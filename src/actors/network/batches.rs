@@ -21,15 +21,9 @@ pub(super) struct Batches {
 
 impl Batches {
     /// Adds `packet` to its endpoint's batch (a node without an endpoint drops it).
-    /// `more` says how many entries are still due in this instant: a new batch is made room for
-    /// them, since a provider's hundred beats, or their hundred answers, arrive together. It is
-    /// asked only when a batch starts, not for every packet that joins one.
-    pub(super) fn gather(
-        &mut self,
-        packet: Packet,
-        endpoints: &[Option<Recipient<Packets>>],
-        more: impl FnOnce() -> usize,
-    ) {
+    /// `more` says how many entries of this instant follow it: a new batch is made room for
+    /// them, since a provider's hundred beats, or their hundred answers, arrive together.
+    pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
         let to = packet.to;
         if self.pending.len() < endpoints.len() {
             self.pending.resize_with(endpoints.len(), || None);
@@ -40,7 +34,7 @@ impl Batches {
             None if endpoints[to.0 as usize].is_none() => {}
             None => {
                 self.order.push(to);
-                let mut packets = Vec::with_capacity(1 + more().min(MAX_BATCH_RESERVE));
+                let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
                 packets.push(packet);
                 *batch = Some(packets);
             }

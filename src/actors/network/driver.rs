@@ -47,12 +47,18 @@ impl Driver {
     /// rounds, because its actors run only while the driver waits. `stop`, set from another
     /// thread (`check --timeout`), stops the run the same way.
     fn pass(&self, why: Option<Woken>, me: &Pass) {
-        if why == Some(Woken::Idle) {
-            let target = self.target();
-            let mut k = self.net.0.borrow_mut();
-            k.now = target.max(k.now);
+        match why {
+            Some(Woken::Idle) => {
+                let target = self.target();
+                let mut k = self.net.0.borrow_mut();
+                k.now = target.max(k.now);
+            }
+            Some(Woken::Poked) => {}
+            // The first pass: nothing due yet, so wait for the actors' start-up to run dry.
+            None if self.target() > self.net.now() => return self.gate.wait(me.clone()),
+            None => {}
         }
-        while why.is_some() || self.target() <= self.net.now() {
+        loop {
             let now = self.net.now();
             self.obs.before_instant(now);
             let finished = if now > self.end {
@@ -159,19 +165,19 @@ impl Net {
                         } else if watches {
                             drop(k);
                             self.note_arrival(now, &packet);
-                            batches.gather(packet, &self.0.borrow().endpoints, || taken.len());
+                            batches.gather(packet, &self.0.borrow().endpoints, taken.len());
                         } else {
-                            batches.gather(packet, &k.endpoints, || taken.len());
+                            batches.gather(packet, &k.endpoints, taken.len());
                         }
                     }
                     Due::Datagram(packet) => {
                         if let Some(packet) = k.arrive_datagram(now, packet) {
-                            batches.gather(packet, &k.endpoints, || 0);
+                            batches.gather(packet, &k.endpoints, 0);
                         }
                     }
                     Due::Notice { to, epoch, notice } => {
                         if let Some(packet) = k.admit_notice(to, epoch, notice) {
-                            batches.gather(packet, &k.endpoints, || 0);
+                            batches.gather(packet, &k.endpoints, 0);
                         }
                     }
                     Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),

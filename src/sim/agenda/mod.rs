@@ -192,16 +192,6 @@ impl<E> Agenda<E> {
         entry
     }
 
-    /// How many entries are still due at or before `now` in the earliest instant's bucket (none
-    /// once that bucket is a later instant's).
-    pub fn due_len(&self, now: SimTime) -> usize {
-        match self.next_time().filter(|at| *at <= now) {
-            Some(at) if self.in_ring(at) => self.buckets[self.slot[at.0 as usize % SLOTS] as usize].len(),
-            Some(at) => self.far.get(&at).map_or(0, VecDeque::len),
-            None => 0,
-        }
-    }
-
     pub fn len(&self) -> usize {
         self.len
     }
