@@ -46,8 +46,9 @@ pub struct AppInstance {
 /// What an HTTP call is for.
 enum Purpose {
     /// `then` is set for a `BeatTask`'s 20404 re-registration: the chain to resume (if it was
-    /// not stopped meanwhile) when the registration returns.
-    Register { idx: usize, then: Option<Option<(TaskId, SimDuration)>> },
+    /// not stopped meanwhile) when the registration returns. `idx` is a `u32` so that a call in
+    /// flight (`nacos_http::Call`) stays within the size the compiler moves inline.
+    Register { idx: u32, then: Option<Option<(TaskId, SimDuration)>> },
     /// `instance` is the instance's trace name, carried for the answer's note.
     Beat { idx: usize, task: TaskId, light: bool, instance: Name },
     /// `shutdown`: one of the shutdown hook's, which goes on with the next instance.
@@ -132,7 +133,7 @@ impl NacosApp {
     ) {
         let service = self.instances[idx].service.clone();
         let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
-        if let Some(o) = self.http.call(Purpose::Register { idx, then }, msg, ctx) {
+        if let Some(o) = self.http.call(Purpose::Register { idx: idx as u32, then }, msg, ctx) {
             self.outcome(o, ctx);
         }
     }
@@ -229,6 +230,7 @@ impl NacosApp {
                 }
             }
             Outcome::Answered { purpose: Purpose::Register { idx, then }, server, .. } => {
+                let idx = idx as usize;
                 self.env.record(NacosNote::Registered { instance: self.instances[idx].name, server });
                 self.beat_task_registered(idx, then, ctx);
             }
@@ -247,6 +249,7 @@ impl NacosApp {
                 self.release(ctx);
             }
             Outcome::Failed { purpose: Purpose::Register { idx, then }, api, failure } => {
+                let idx = idx as usize;
                 // The BeatTask ignores a failed re-registration and carries on.
                 let instance = self.instances[idx].name;
                 let next_beat = then.flatten().map(|(_, d)| d);

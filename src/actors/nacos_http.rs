@@ -80,19 +80,19 @@ impl<P> HttpClient<P> {
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
-        let Some(server) = call.api.next_server() else { return Some(call) };
+        let Some(server) = call.api.next_server(self.servers.len()) else { return Some(call) };
         let node = self.servers[server].1;
         let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()));
         // A connect that failed leaves no channel: its notice ends the attempt instead. The read
         // timeout counts from the connection being up; while its SYN is retried, from the latest
         // it could be up (the connect timeout fails it before that otherwise).
-        let (id, channel) = (sent.id, sent.channel);
         let now = self.env.now();
-        let deadline = channel.map(|_| match sent.up {
-            Some(up) => up.max(now) + self.read_timeout,
-            None => now + self.env.net.connect_timeout() + self.read_timeout,
+        let wire = sent.channel.map(|channel| match sent.up {
+            Some(up) => (channel, up.max(now) + self.read_timeout),
+            None => (channel, now + self.env.net.connect_timeout() + self.read_timeout),
         });
-        self.inflight.insert(id, Attempt { call, server, channel, deadline });
+        let deadline = wire.map(|(_, d)| d);
+        self.inflight.insert(sent.id, Attempt { call, server: server as u32, wire });
         // Every attempt of this client has the same read timeout, so a new deadline is rarely
         // earlier than the one an armed timer already waits for (only after a slow connect).
         if self.timer.is_none_or(|(armed, _)| deadline.is_some_and(|d| d < armed)) {
@@ -123,8 +123,8 @@ impl<P> HttpClient<P> {
         let Attempt { call, server, .. } = attempt;
         let api = call.msg.kind();
         // The last server's failure is reported with the call's outcome; earlier ones here.
-        if let Some(next) = call.api.clone().next_server().map(|i| self.servers[i].0) {
-            let server = self.servers[server].0;
+        if let Some(next) = call.api.clone().next_server(self.servers.len()).map(|i| self.servers[i].0) {
+            let server = self.servers[server as usize].0;
             self.env.record(NacosNote::AttemptFailed { api, server, failure: failure.clone(), next });
         }
         if let Some(call) = self.attempt(call, ctx) {
@@ -148,7 +148,7 @@ impl<P> HttpClient<P> {
                         self.failed(attempt, failure, ctx, &mut out);
                     }
                     answer => {
-                        let server = self.servers[attempt.server].0;
+                        let server = self.servers[attempt.server as usize].0;
                         out.push(Outcome::Answered { purpose: attempt.call.purpose, server, answer: answer.clone() });
                     }
                 }
@@ -180,7 +180,7 @@ impl<P> HttpClient<P> {
         self.timer = None;
         let mut out = Outcomes::new();
         for (_, attempt) in self.inflight.expired(self.env.now()) {
-            if let Some(channel) = attempt.channel {
+            if let Some(channel) = attempt.channel() {
                 self.env.net.close(self.env.node, channel, "read timed out");
             }
             self.failed(attempt, Failure::ReadTimeout, ctx, &mut out);

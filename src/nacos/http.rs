@@ -52,31 +52,31 @@ impl fmt::Display for Failure {
 /// `UtilAndComs.REQUEST_DOMAIN_RETRY_COUNT`: how often a one-server list (a domain) is tried.
 pub const REQUEST_DOMAIN_RETRY_COUNT: usize = 3;
 
-/// One `reqApi` call's walk over the server list.
+/// One `reqApi` call's walk over the server list. It holds only where the walk is: the list's
+/// length is the client's, passed in, so that a request in flight stays small enough to be
+/// moved without a `memcpy` call (an app keeps one per beat: three moves each).
 #[derive(Clone, Debug)]
 pub struct ReqApi {
-    servers: usize,
-    index: usize,
-    tried: usize,
-    /// Attempts allowed: every server once, or the domain `REQUEST_DOMAIN_RETRY_COUNT` times.
-    tries: usize,
+    index: u32,
+    tried: u32,
 }
 
 impl ReqApi {
     /// `start` is `random.nextInt(servers)`.
     pub fn new(servers: usize, start: usize) -> Self {
-        let tries = if servers == 1 { REQUEST_DOMAIN_RETRY_COUNT } else { servers };
-        ReqApi { servers, index: start % servers.max(1), tried: 0, tries }
+        ReqApi { index: (start % servers.max(1)) as u32, tried: 0 }
     }
 
-    /// The next server to try, or `None` once the call has used its attempts.
-    pub fn next_server(&mut self) -> Option<usize> {
-        if self.tried >= self.tries {
+    /// The next of `servers` to try, or `None` once the call has used its attempts: every
+    /// server once, or a domain (a one-server list) `REQUEST_DOMAIN_RETRY_COUNT` times.
+    pub fn next_server(&mut self, servers: usize) -> Option<usize> {
+        let tries = if servers == 1 { REQUEST_DOMAIN_RETRY_COUNT } else { servers };
+        if self.tried as usize >= tries {
             return None;
         }
-        let i = self.index;
+        let i = self.index as usize;
         self.tried += 1;
-        self.index = (self.index + 1) % self.servers;
+        self.index = ((i + 1) % servers) as u32;
         Some(i)
     }
 }
@@ -85,11 +85,23 @@ impl ReqApi {
 #[derive(Debug)]
 pub struct Attempt<C> {
     pub call: C,
-    pub server: usize,
-    /// `None` while the connect is pending (its outcome arrives as a network notice).
-    pub channel: Option<ChannelId>,
-    /// The read timeout; `None` while connecting (the connect timeout applies instead).
-    pub deadline: Option<SimTime>,
+    /// The server's index in the client's list.
+    pub server: u32,
+    /// The channel it was written to and its read deadline; `None` while the connect is pending
+    /// (its outcome arrives as a network notice, and the connect timeout applies instead). One
+    /// `Option` for both, as they come together: it keeps the attempt at 120 bytes.
+    pub wire: Option<(ChannelId, SimTime)>,
+}
+
+impl<C> Attempt<C> {
+    pub fn channel(&self) -> Option<ChannelId> {
+        self.wire.map(|(channel, _)| channel)
+    }
+
+    /// The read deadline.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.wire.map(|(_, deadline)| deadline)
+    }
 }
 
 /// Requests in flight, by message id, with their read deadlines in order.
@@ -128,14 +140,14 @@ impl<C> InFlight<C> {
 
     /// Attempts whose read deadline has passed, by deadline then by message id.
     pub fn expired(&mut self, now: SimTime) -> Vec<(MsgId, Attempt<C>)> {
-        let mut out = self.take_where(|a| a.deadline.is_some_and(|d| d <= now));
-        out.sort_by_key(|(m, a)| (a.deadline, *m));
+        let mut out = self.take_where(|a| a.deadline().is_some_and(|d| d <= now));
+        out.sort_by_key(|(m, a)| (a.deadline(), *m));
         out
     }
 
     /// Attempts on `channel`, by message id.
     pub fn on_channel(&mut self, channel: ChannelId) -> Vec<(MsgId, Attempt<C>)> {
-        self.take_where(|a| a.channel == Some(channel))
+        self.take_where(|a| a.channel() == Some(channel))
     }
 
     /// Removes the attempts `pick` chooses, in message-id order (the order they are kept in).
@@ -153,7 +165,7 @@ impl<C> InFlight<C> {
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.attempts.iter().filter_map(|(_, a)| a.deadline).min()
+        self.attempts.iter().filter_map(|(_, a)| a.deadline()).min()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -169,7 +181,7 @@ mod tests {
     fn req_api_tries_every_server_once_from_its_random_start() {
         // Nacos NamingProxy#reqApi: index = random.nextInt(size); index = (index + 1) % size
         let mut r = ReqApi::new(3, 2);
-        let order: Vec<usize> = std::iter::from_fn(|| r.next_server()).collect();
+        let order: Vec<usize> = std::iter::from_fn(|| r.next_server(3)).collect();
         assert_eq!(order, [2, 0, 1]);
     }
 
@@ -178,7 +190,7 @@ mod tests {
         // Nacos 1.4.x NamingProxy(): serverList.size() == 1 → nacosDomain; reqApi retries the
         // domain maxRetry = REQUEST_DOMAIN_RETRY_COUNT (3) times, any NacosException each time.
         let mut r = ReqApi::new(1, 0);
-        let order: Vec<usize> = std::iter::from_fn(|| r.next_server()).collect();
+        let order: Vec<usize> = std::iter::from_fn(|| r.next_server(1)).collect();
         assert_eq!(order, [0, 0, 0]);
     }
 
@@ -186,10 +198,10 @@ mod tests {
     fn read_deadlines_expire_in_order_and_answered_requests_leave_the_index() {
         // Nacos NamingHttpClientManager: read timeout per request
         let mut f: InFlight<&str> = InFlight::default();
-        let at = |d| Attempt { call: "beat", server: 0, channel: Some(ChannelId(1)), deadline: Some(SimTime(d)) };
+        let at = |d| Attempt { call: "beat", server: 0, wire: Some((ChannelId(1), SimTime(d))) };
         f.insert(1, at(50_000));
         f.insert(2, at(55_000));
-        f.insert(3, Attempt { call: "connecting", server: 0, channel: None, deadline: None });
+        f.insert(3, Attempt { call: "connecting", server: 0, wire: None });
         assert!(f.take(1).is_some());
         assert_eq!(f.next_deadline(), Some(SimTime(55_000)));
         let gone: Vec<MsgId> = f.expired(SimTime(60_000)).into_iter().map(|(m, _)| m).collect();
