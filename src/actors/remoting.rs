@@ -256,13 +256,14 @@ impl<P> Remoting<P> {
         }
         let channel = req.channel?;
         if let Some((_, due)) = self.env.net.handshake(channel) {
-            self.env.net.withdraw(id);
+            self.env.net.withdraw(id, channel);
             return Some(due.max(now));
         }
-        // Connected, with the answer to the SYN still on its way: the wait ends when it lands.
-        // (The model put the write on the wire when the SYN got through, a round trip before
-        // Java would; a deadline inside that round trip is the one case it cannot take back.)
-        self.env.net.connected_at(channel).filter(|up| *up > now)
+        // Connected, with the answer to the SYN still on its way: the wait ends when it lands,
+        // and the write, which the network scheduled to leave then, is taken back as well.
+        let up = self.env.net.connected_at(channel).filter(|up| *up > now)?;
+        self.env.net.withdraw(id, channel);
+        Some(up)
     }
 
     /// How a sync request that reached its deadline ends (an async one: `scanResponseTable`).

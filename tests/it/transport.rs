@@ -258,6 +258,27 @@ fn a_connect_that_comes_up_after_the_budget_writes_nothing_and_stays_open() {
 }
 
 #[test]
+fn a_deadline_between_the_syn_getting_through_and_the_connection_being_up_writes_nothing() {
+    // The SYN retransmitted at 21 s gets through; its SYN-ACK lands at 21.002 s, when the
+    // connection is up at the producer. A 1,001 ms budget ends at 21.001 s, inside that round
+    // trip: invokeSync is still waiting in getAndCreateChannel, finds `left <= 0` once the
+    // connect returns, and throws RemotingTimeoutException without writing. Broker-a lost
+    // Orders at 20.5 s, so a write that reached it would be answered TOPIC_NOT_EXIST.
+    let removed = "\n[[action]]\nat = \"20.5s\"\nremove_topic = { broker = \"a0\", topic = \"Orders\" }\n";
+    let config = "send_timeout = \"1001ms\"\nretry_times = 0";
+    let sends = SENDS.replace("{until}", "20s").replace("{config}", config);
+    let faults = format!(
+        "[[fault]]\nname = \"cut\"\nat = \"15s\"\npartition = [[\"producer\"], [\"a0\"]]\n\n\
+         [[fault]]\nat = \"20.6s\"\nheal = \"cut\"\n{removed}"
+    );
+    let t = trace(&producer_scenario(false, &sends, &faults));
+    let failed = lines(&t, "p1 send #1 attempt 1 to broker-a");
+    assert!(failed.len() == 1 && failed[0].starts_with("21.002s "), "{t:#?}");
+    assert!(failed[0].contains("RemotingTimeoutException: connected only after the whole 1.001s"), "{}", failed[0]);
+    assert!(lines(&t, "TOPIC_NOT_EXIST").is_empty(), "the write reached the broker: {t:#?}");
+}
+
+#[test]
 fn a_request_left_with_little_time_after_its_connect_keeps_the_channel_on_timeout() {
     // `shouldClose` (RocketMQ 5.3.1+): after the same connect, a 1,050 ms budget has 48 ms left,
     // under 100 ms and under a quarter of it. a0 is stopped, so no answer comes:

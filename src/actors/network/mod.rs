@@ -342,10 +342,29 @@ impl Net {
         self.0.borrow().core.channel(channel).and_then(|c| c.syn).map(|syn| (syn.started, syn.due))
     }
 
-    /// Takes back message `msg`, still waiting in its socket for the connection: it will not be
-    /// written, and no notice about it will come. (Nothing once it is on the wire.)
-    pub fn withdraw(&self, msg: MsgId) {
-        self.0.borrow_mut().held.remove(&msg);
+    /// Takes back message `msg`, written on `channel` but not yet sent by the sender's clock: it
+    /// will not arrive, and no notice about it will come. Either it still waits in its socket
+    /// for the connection, or the SYN got through and the connection is up only later (the
+    /// SYN-ACK is on its way back): the network scheduled the write when the SYN got through,
+    /// to leave when the connection is up, and takes it out of the agenda again. Nothing once
+    /// it has left. What was written behind it keeps the arrival times it was given.
+    pub fn withdraw(&self, msg: MsgId, channel: ChannelId) {
+        let now = self.now();
+        let mut k = self.0.borrow_mut();
+        if k.held.remove(&msg).is_some() {
+            return;
+        }
+        let Some(c) = k.core.channel(channel).filter(|c| c.syn.is_none() && c.connected_at > now) else { return };
+        // It leaves at `connected_at` and arrives within the link's latency and jitter.
+        let p = k.core.rules.params(c.client, c.server);
+        let first = c.connected_at + p.latency;
+        let mut at = first;
+        while at <= first + p.jitter {
+            if k.agenda.remove(at, |d| matches!(d, Due::Deliver(packet) if packet.id == msg)).is_some() {
+                return;
+            }
+            at = at + SimDuration(1);
+        }
     }
 
     /// `by` closes its end of `channel`; both ends hear of it as a channel event.
