@@ -119,6 +119,8 @@ impl From<Miss> for DropReason {
             Miss::Lost => DropReason::Lost,
             Miss::Cut => DropReason::Cut,
             Miss::NoHost => DropReason::NoHost,
+            // Nothing is lost: the answer is late. The network writes `SlowConnect` for it.
+            Miss::Slow => DropReason::Lost,
         }
     }
 }
@@ -187,6 +189,14 @@ pub enum NetNote {
         segments: usize,
         waited: SimDuration,
         orphan: bool,
+    },
+    /// A SYN got through, but its answer would land only after the connect timeout, at
+    /// `timeout_at`: the connect will time out then, whatever the SYNs sent again meanwhile.
+    SlowConnect {
+        channel: ChannelId,
+        from: String,
+        to: String,
+        timeout_at: SimTime,
     },
     ConnectFailed {
         from: String,
@@ -257,6 +267,11 @@ impl fmt::Display for NetNote {
             NetNote::GaveUp { channel, from, to, segments, waited, orphan: false } => write!(
                 f,
                 "{channel} {from} -> {to}: connection timed out after {waited} of retransmissions (tcp_retries2); {segments} segments never arrive, {from}'s end is reset"
+            ),
+            NetNote::SlowConnect { channel, from, to, timeout_at } => write!(
+                f,
+                "SYN {from} -> {to} on {channel} got through, but its answer comes back only after the connect \
+                 timeout at {timeout_at}: the round trip is longer"
             ),
             NetNote::ConnectFailed { from, to, msg, reason } => {
                 let why = match reason {

@@ -8,7 +8,7 @@ use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId};
 use crate::sim::name::Name;
-use crate::sim::network::{FinFate, Handshake, NetCore, Retransmission, Seg, SendOutcome};
+use crate::sim::network::{FinFate, Handshake, Miss, NetCore, Retransmission, Seg, SendOutcome};
 use crate::sim::notes::{DropReason, FinNote, NetNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, Notice, Packet};
@@ -164,9 +164,7 @@ impl Kernel {
             SendOutcome::Connecting { channel, miss, syn_at } => {
                 self.held.insert(id, Packet { id, from, to, channel, body });
                 self.push(syn_at, Due::Syn { channel });
-                let (from, to) = self.names(from, to);
-                let reason = DropReason::from(miss);
-                self.note(now, NetNote::Lost { channel, from, to, msg: "SYN", reason, attempt: 0, retry_at: syn_at });
+                self.syn_missed(now, channel, (from, to), miss, 0, syn_at);
             }
             SendOutcome::ConnectFailed { at, reason } => {
                 let epoch = self.epoch(from);
@@ -272,9 +270,7 @@ impl Kernel {
             Handshake::Idle => {}
             Handshake::Again { from, to, miss, attempt, next } => {
                 self.push(next, Due::Syn { channel });
-                let (from, to) = self.names(from, to);
-                let reason = DropReason::from(miss);
-                self.note(now, NetNote::Lost { channel, from, to, msg: "SYN", reason, attempt, retry_at: next });
+                self.syn_missed(now, channel, (from, to), miss, attempt, next);
             }
             Handshake::Connected { from, to, delivered, retransmit_at, .. } => {
                 self.opened(now, channel, from, to);
@@ -301,6 +297,27 @@ impl Kernel {
                 self.note(now, NetNote::ConnectFailed { from: f, to: t, msg, reason });
             }
         }
+    }
+
+    /// A SYN found no answer in time; the handshake's next step is at `next`.
+    fn syn_missed(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        ends: (NodeId, NodeId),
+        miss: Miss,
+        attempt: u32,
+        next: SimTime,
+    ) {
+        let (from, to) = self.names(ends.0, ends.1);
+        let note = match miss {
+            Miss::Slow => NetNote::SlowConnect { channel, from, to, timeout_at: next },
+            miss => {
+                let reason = DropReason::from(miss);
+                NetNote::Lost { channel, from, to, msg: "SYN", reason, attempt, retry_at: next }
+            }
+        };
+        self.note(now, note);
     }
 
     fn take_held(&mut self, seg: Seg) -> Option<Packet> {

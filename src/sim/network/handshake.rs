@@ -22,11 +22,13 @@ impl NetCore {
         Ok(())
     }
 
-    /// Why a SYN just sent found no answer (for the trace; the decision was `syn_exchange`'s).
+    /// Why a SYN just sent found no answer in time (for the trace; the decision was
+    /// `syn_exchange`'s and `connect`'s).
     pub(super) fn syn_miss(&self, from: NodeId, to: NodeId) -> Miss {
         match self.reach(from, to) {
             Err(miss) => miss,
             Ok(()) if !self.rules.reachable(to, from) => Miss::Cut,
+            Ok(()) if self.rtt(from, to) >= self.connect_timeout => Miss::Slow,
             Ok(()) => Miss::Lost,
         }
     }
@@ -48,16 +50,22 @@ impl NetCore {
     ) -> Result<ChannelId, SendOutcome> {
         let answered = self.syn_exchange(from, to, rng);
         let rtt = self.rtt(from, to);
-        if answered.is_ok() && self.proc(to).state == ProcState::Down {
+        // Netty's connect timeout (`CONNECT_TIMEOUT_MILLIS`, the client's `connectTimeoutMillis`)
+        // is a timer from the connect: an answer, SYN-ACK or RST, that would land at or after
+        // it comes too late, and the connect fails as one whose SYNs were all lost. (A tie goes
+        // to the timeout, as it does against a retransmission.) The SYNs the kernel sends
+        // again meanwhile would be answered no sooner, so the wait is one timer to the end.
+        let slow = answered.is_ok() && rtt >= self.connect_timeout;
+        if answered.is_ok() && !slow && self.proc(to).state == ProcState::Down {
             return Err(SendOutcome::ConnectFailed { at: now + rtt, reason: ConnectFailure::Refused });
         }
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
         let mut c = Channel::new(id, from, to, now + rtt);
         c.pool = pool;
-        if answered.is_err() {
-            let due = now + tcp::SYN_RTO.min(self.connect_timeout);
-            c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due, attempts: 0 });
+        if answered.is_err() || slow {
+            let next = if slow { self.connect_timeout } else { tcp::SYN_RTO.min(self.connect_timeout) };
+            c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due: now + next, attempts: 0 });
         }
         self.channels.insert(id, c);
         self.current.insert((from, to, pool), id);
@@ -88,6 +96,13 @@ impl NetCore {
             return Handshake::Again { from, to, miss, attempt, next };
         }
         let connected = now + self.rtt(from, to);
+        let deadline = syn.started + self.connect_timeout;
+        if connected >= deadline {
+            // Through, but answered only after the connect timeout (see `connect`).
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            c.syn = Some(tcp::Syn { due: deadline, attempts: attempt, ..syn });
+            return Handshake::Again { from, to, miss: Miss::Slow, attempt, next: deadline };
+        }
         if self.proc(to).state == ProcState::Down {
             return failed(self, connected, ConnectFailure::Refused);
         }

@@ -106,6 +106,9 @@ pub enum Miss {
     Cut,
     /// The destination host is down: nothing answers, not even with an RST.
     NoHost,
+    /// A SYN got through, but its answer would come back only after the application's connect
+    /// timeout: the link's round trip is longer than the timeout leaves.
+    Slow,
 }
 
 /// A connect whose SYN (or its answer) was lost: the kernel sends it again on this timer, until

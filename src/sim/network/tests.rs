@@ -57,6 +57,40 @@ fn connecting_across_a_partition_times_out() {
 }
 
 #[test]
+fn a_handshake_answered_only_after_the_connect_timeout_times_out() {
+    // Netty's CONNECT_TIMEOUT_MILLIS is a timer from the connect: with 1.5 s each way, the
+    // SYN-ACK would land at 3 s, which the 3 s timeout wins. No SYN is lost, so none is
+    // retransmitted on the trace; the connect fails at the timeout, its write unsent.
+    let (mut n, a, b, mut rng) = net();
+    for (from, to) in [(a, b), (b, a)] {
+        n.rules.set_params(from, to, |p| p.latency = SimDuration::from_millis(1_500));
+    }
+    let out = n.send(SimTime(0), a, b, M1, &mut rng);
+    let SendOutcome::Connecting { channel, miss: Miss::Slow, syn_at } = out else { panic!("{out:?}") };
+    assert_eq!(syn_at, SimTime(3000));
+    let failed = n.syn_retry(syn_at, channel, &mut rng);
+    let reason = ConnectFailure::TimedOut;
+    assert_eq!(failed, Handshake::Failed { from: a, to: b, at: SimTime(3000), reason, segs: vec![M1] });
+}
+
+#[test]
+fn a_syn_sent_again_that_gets_through_too_late_waits_for_the_connect_timeout() {
+    // Cut at first; the SYN sent again at 1 s gets through, but over links of 1 s each way
+    // its answer would land at 3 s: the connect times out then instead.
+    let (mut n, a, b, mut rng) = net();
+    n.rules.block("cut", a, b);
+    for (from, to) in [(a, b), (b, a)] {
+        n.rules.set_params(from, to, |p| p.latency = SimDuration::from_millis(1_000));
+    }
+    let SendOutcome::Connecting { channel, syn_at, .. } = n.send(SimTime(0), a, b, M1, &mut rng) else { panic!() };
+    n.rules.heal(None);
+    let again = n.syn_retry(syn_at, channel, &mut rng);
+    assert_eq!(again, Handshake::Again { from: a, to: b, miss: Miss::Slow, attempt: 1, next: SimTime(3000) });
+    let failed = n.syn_retry(SimTime(3000), channel, &mut rng);
+    assert!(matches!(failed, Handshake::Failed { reason: ConnectFailure::TimedOut, .. }), "{failed:?}");
+}
+
+#[test]
 fn a_syn_sent_again_after_the_heal_connects_and_the_waiting_request_follows() {
     // A cut that heals within the first second costs one SYN retransmission, not a failure.
     let (mut n, a, b, mut rng) = net();

@@ -19,7 +19,18 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("fault", &["applied"]),
     (
         "net",
-        &["dropped", "lost", "retransmitted", "gave_up", "connect_failed", "closed", "reset", "unparked", "opened"],
+        &[
+            "dropped",
+            "lost",
+            "retransmitted",
+            "gave_up",
+            "slow_connect",
+            "connect_failed",
+            "closed",
+            "reset",
+            "unparked",
+            "opened",
+        ],
     ),
     ("check", &["held", "failed", "violated"]),
     (
