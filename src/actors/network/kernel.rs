@@ -18,6 +18,14 @@ use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One agenda entry.
+///
+/// Its tag is a whole word (`repr(u64)`), so that the payload starts on the word after it. The
+/// driver moves each entry out of the agenda's buffer onto its stack, the tag into a register
+/// and the rest in 16-byte pieces from just after the tag; a packet read back from the stack
+/// at its own offset then lines up with those pieces. With a 4-byte tag every such read
+/// straddled two of them, which the CPU cannot forward from its store buffer: a stall per
+/// entry, 4% of the Nacos bench's sampled time.
+#[repr(u64)]
 pub(super) enum Due {
     /// A TCP segment reaches its destination's kernel.
     Deliver(Packet),
