@@ -363,7 +363,7 @@ impl Net {
             if k.agenda.remove(at, |d| matches!(d, Due::Deliver(packet) if packet.id == msg)).is_some() {
                 return;
             }
-            at = at + SimDuration(1);
+            at += SimDuration(1);
         }
     }
 
