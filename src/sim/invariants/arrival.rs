@@ -37,8 +37,11 @@ pub struct NacosArrival {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrivalKind {
-    /// A beat: refreshes `lastHeartBeatTime` (or registers, or gets 20404 if the instance is gone).
+    /// A full beat (with its `BeatInfo`): refreshes `lastHeartBeatTime`, or registers.
     Beat,
+    /// A light beat (no body): refreshes `lastHeartBeatTime`, or gets 20404 if the server does
+    /// not publish the instance.
+    LightBeat,
     /// A registration: the instance is (re)published with `lastHeartBeatTime = now`.
     Register,
     /// A deregistration: only the client's `lastUpdatedTime` moves.
@@ -52,7 +55,8 @@ impl NacosArrival {
         let (service, client, kind) = match msg {
             NacosMsg::Beat(req) => {
                 let (ip, port) = req.body.as_ref().map_or((&req.ip, req.port), |b| (&b.ip, b.port));
-                (&req.service, ClientKey::new(ip, port), ArrivalKind::Beat)
+                let kind = if req.body.is_some() { ArrivalKind::Beat } else { ArrivalKind::LightBeat };
+                (&req.service, ClientKey::new(ip, port), kind)
             }
             NacosMsg::Register(req) => {
                 (&req.service, ClientKey::new(&req.instance.ip, req.instance.port), ArrivalKind::Register)

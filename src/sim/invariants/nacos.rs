@@ -185,7 +185,15 @@ impl NacosWatch {
         if !self.servers.contains_key(server) {
             return;
         }
-        per_server(&mut self.touched, server).insert(a.client.clone(), now);
+        // A light beat for an instance the server does not publish is answered 20404 before
+        // `handleBeat` moves the client's `lastUpdatedTime` (InstanceOperatorClientImpl#handleBeat:
+        // `null == clientBeat` returns RESOURCE_NOT_FOUND ahead of `client.setLastUpdatedTime()`).
+        // The mirror still shows what the server published before this arrival.
+        let answered_20404 = a.kind == ArrivalKind::LightBeat
+            && !self.published.get(server).is_some_and(|p| p.contains(&(a.service.clone(), a.client.clone())));
+        if !answered_20404 {
+            per_server(&mut self.touched, server).insert(a.client.clone(), now);
+        }
         if a.kind == ArrivalKind::Deregister {
             per_server(&mut self.deleted, server).insert((a.service, a.client), now);
             return;
@@ -226,7 +234,8 @@ impl NacosWatch {
                     .unwrap_or_default();
                 let limit = |_: &InstanceFacts| expired_time.millis() as i64;
                 // `isExpireClient` reads the client's `lastUpdatedTime`, which every register,
-                // deregister and beat from it moves, whichever service it names. (The latest
+                // deregister and beat from it moves, whichever service it names, but a light
+                // beat answered 20404 (see `arrived`). (The latest
                 // arrival only: one in this very millisecond neither excuses nor condemns.)
                 let touched = self.touched.get(server).and_then(|t| t.get(client)).copied().filter(|t| *t < now);
                 let touched = touched.filter(|t| premature(now, *t, expired_time.millis() as i64));
