@@ -128,6 +128,15 @@ impl Fixture {
         }
     }
 
+    /// nacos1's cleaner removes orders-1's client at `ms`, idle for `idle_ms`: the report.
+    fn orders_client_removed(&mut self, ms: u64, idle_ms: u64) -> Option<String> {
+        let (service, client) = self.key("orders-1");
+        let services = vec![service];
+        let note =
+            NacosNote::ClientRemoved { client, idle: SimDuration(idle_ms), instances: 1, subscriptions: 0, services };
+        self.mark(ms, &note)
+    }
+
     /// Whether nacos1 holds `name`, and how.
     pub(super) fn held(&self, name: &str) -> Option<bool> {
         let (service, client) = self.key(name);
@@ -286,15 +295,8 @@ fn a_client_removed_within_3_min_of_a_deregistration_is_reported() {
     f.register(1_000, "orders-1");
     f.register(1_000, "payments-1");
     f.arrived(100_000, "payments-1", ArrivalKind::Deregister);
-    let (service, client) = f.key("orders-1");
-    let note = NacosNote::ClientRemoved {
-        client,
-        idle: SimDuration(180_001),
-        instances: 1,
-        subscriptions: 0,
-        services: vec![service],
-    };
-    assert!(f.mark(1_000 + 180_001, &note).is_some(), "updated by the deregistration at 100 s");
+    let removed = f.orders_client_removed(1_000 + 180_001, 180_001);
+    assert!(removed.is_some(), "updated by the deregistration at 100 s");
 }
 
 /// A light beat for an instance the server does not publish is answered 20404 before
@@ -306,15 +308,7 @@ fn a_light_beat_answered_20404_does_not_keep_its_client() {
     let mut f = setup("expire_instance = false\n");
     f.register(1_000, "orders-1");
     assert_eq!(f.beat(100_000, "payments-1"), 20404);
-    let (service, client) = f.key("orders-1");
-    let note = NacosNote::ClientRemoved {
-        client,
-        idle: SimDuration(180_001),
-        instances: 1,
-        subscriptions: 0,
-        services: vec![service],
-    };
-    assert_eq!(f.mark(1_000 + 180_001, &note), None);
+    assert_eq!(f.orders_client_removed(1_000 + 180_001, 180_001), None);
 }
 
 // ---- nacos_bounded_expiry ----
