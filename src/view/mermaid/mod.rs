@@ -157,6 +157,9 @@ fn draw(d: &mut Diagram, cast: &Cast, e: &TraceEvent) {
             d.lost(from, to, msg, t, why);
         }
         What::Net(NetNote::Lost { from, to, msg, attempt: 0, .. }) => d.lost(from, to, msg, t, "lost, TCP retransmits"),
+        What::Net(NetNote::SlowConnect { from, to, .. }) => {
+            d.lost(from, to, "SYN", t, "answered only after the connect timeout")
+        }
         What::Net(NetNote::Retransmitted { from, to, waited, .. }) => {
             d.arrow(from, to, "->>", t, &format!("retransmission gets through after {}", secs(*waited)))
         }
