@@ -87,9 +87,9 @@ impl<P> HttpClient<P> {
         // timeout counts from the connection being up; while its SYN is retried, from the latest
         // it could be up (the connect timeout fails it before that otherwise).
         let now = self.env.now();
-        let wire = sent.channel.map(|channel| match sent.up {
-            Some(up) => (channel, up.max(now) + self.read_timeout),
-            None => (channel, now + self.env.net.connect_timeout() + self.read_timeout),
+        let wire = sent.channel.map(|channel| {
+            let up = sent.up.map_or(now + self.env.net.connect_timeout(), |up| up.max(now));
+            (channel, up + self.read_timeout)
         });
         let deadline = wire.map(|(_, d)| d);
         self.inflight.insert(sent.id, Attempt { call, server: server as u32, wire });

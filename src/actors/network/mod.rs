@@ -355,7 +355,8 @@ impl Net {
             return;
         }
         let Some(c) = k.core.channel(channel).filter(|c| c.syn.is_none() && c.connected_at > now) else { return };
-        // It leaves at `connected_at` and arrives within the link's latency and jitter.
+        // It leaves at `connected_at` and arrives within the link's latency and jitter, as they
+        // are now: a latency fault within this round trip would hide it, and it would arrive.
         let p = k.core.rules.params(c.client, c.server);
         let first = c.connected_at + p.latency;
         let mut at = first;

@@ -22,24 +22,14 @@ impl NetCore {
         Ok(())
     }
 
-    /// Why a SYN just sent found no answer in time (for the trace; the decision was
-    /// `syn_exchange`'s and `connect`'s).
-    pub(super) fn syn_miss(&self, from: NodeId, to: NodeId) -> Miss {
-        match self.reach(from, to) {
-            Err(miss) => miss,
-            Ok(()) if !self.rules.reachable(to, from) => Miss::Cut,
-            Ok(()) if self.rtt(from, to) >= self.connect_timeout => Miss::Slow,
-            Ok(()) => Miss::Lost,
-        }
-    }
-
     pub(super) fn rtt(&self, a: NodeId, b: NodeId) -> SimDuration {
         self.rules.params(a, b).latency + self.rules.params(b, a).latency
     }
 
     /// Opens a connection: the SYN and its answer take a round trip. A SYN that finds no answer
     /// is sent again after 1 s, 2 s, 4 s... (`TCP_TIMEOUT_INIT`), each time against the links as
-    /// they are then, until the application's connect timeout.
+    /// they are then, until the application's connect timeout. Gives the new channel, and why
+    /// its first SYN found no answer in time, if it did not.
     pub(super) fn connect(
         &mut self,
         now: SimTime,
@@ -47,29 +37,32 @@ impl NetCore {
         to: NodeId,
         pool: Pool,
         rng: &mut SimRng,
-    ) -> Result<ChannelId, SendOutcome> {
-        let answered = self.syn_exchange(from, to, rng);
+    ) -> Result<(ChannelId, Option<Miss>), SendOutcome> {
         let rtt = self.rtt(from, to);
         // Netty's connect timeout (`CONNECT_TIMEOUT_MILLIS`, the client's `connectTimeoutMillis`)
         // is a timer from the connect: an answer, SYN-ACK or RST, that would land at or after
         // it comes too late, and the connect fails as one whose SYNs were all lost. (A tie goes
         // to the timeout, as it does against a retransmission.) The SYNs the kernel sends
         // again meanwhile would be answered no sooner, so the wait is one timer to the end.
-        let slow = answered.is_ok() && rtt >= self.connect_timeout;
-        if answered.is_ok() && !slow && self.proc(to).state == ProcState::Down {
+        let miss = match self.syn_exchange(from, to, rng) {
+            Err(miss) => Some(miss),
+            Ok(()) if rtt >= self.connect_timeout => Some(Miss::Slow),
+            Ok(()) => None,
+        };
+        if miss.is_none() && self.proc(to).state == ProcState::Down {
             return Err(SendOutcome::ConnectFailed { at: now + rtt, reason: ConnectFailure::Refused });
         }
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
         let mut c = Channel::new(id, from, to, now + rtt);
         c.pool = pool;
-        if answered.is_err() || slow {
-            let next = if slow { self.connect_timeout } else { tcp::SYN_RTO.min(self.connect_timeout) };
+        if let Some(miss) = miss {
+            let next = if miss == Miss::Slow { self.connect_timeout } else { tcp::SYN_RTO.min(self.connect_timeout) };
             c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due: now + next, attempts: 0 });
         }
         self.channels.insert(id, c);
         self.current.insert((from, to, pool), id);
-        Ok(id)
+        Ok((id, miss))
     }
 
     /// A connect's SYN timer fired at `now`: send the SYN again, give up, or connect.

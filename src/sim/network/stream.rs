@@ -39,10 +39,11 @@ impl NetCore {
             Lease::Pooled(_) => c.open_at_client && c.syn.is_none(),
             Lease::Fresh => false,
         };
-        let (channel, opened) = match existing.filter(|id| usable(&self.channels[id])) {
-            Some(id) => (id, false),
+        // `syn_miss`: why the first SYN of a channel opened here found no answer in time.
+        let (channel, opened, syn_miss) = match existing.filter(|id| usable(&self.channels[id])) {
+            Some(id) => (id, false, None),
             None => match self.connect(now, from, to, pool, rng) {
-                Ok(id) => (id, true),
+                Ok((id, miss)) => (id, true, miss),
                 Err(outcome) => return outcome,
             },
         };
@@ -50,11 +51,9 @@ impl NetCore {
         if let Some(syn) = c.syn {
             // Connecting: the write waits in the socket until the handshake completes.
             c.streams[0].backlog.push_back(seg);
-            return if opened {
-                let miss = self.syn_miss(from, to);
-                SendOutcome::Connecting { channel, miss, syn_at: syn.due }
-            } else {
-                SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None }
+            return match syn_miss {
+                Some(miss) => SendOutcome::Connecting { channel, miss, syn_at: syn.due },
+                None => SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None },
             };
         }
         self.write(now, channel, from, seg, opened, rng)
