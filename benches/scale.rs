@@ -39,6 +39,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use routesim::rocketmq::broker::BrokerConfig;
 use routesim::rocketmq::producer::{CommunicationMode, ProducerConfig};
 use routesim::rocketmq::route_table::NamesrvConfig;
+use routesim::rocketmq::topic_table::TopicConfigs;
 use routesim::rocketmq::types::{TopicConfig, NETTY_IDLE_TIME};
 use routesim::sim::clock::{SimDuration, SimTime};
 use routesim::sim::expect::{Expectation, RouteWant, Subject, When};
@@ -74,10 +75,10 @@ fn rocketmq_scale(groups: usize, topics: usize) -> Scenario {
     let topic_names: Vec<String> = (0..topics).map(|t| format!("Topic{t:03}")).collect();
     // One list for every broker, shared as a parsed scenario shares a list its brokers repeat
     // (`share_equal_topic_lists`); each broker's table shares it in turn.
-    let broker_topics: std::sync::Arc<Vec<TopicConfig>> = topic_names
+    let broker_topics: std::sync::Arc<TopicConfigs> = topic_names
         .iter()
         .map(|t| TopicConfig { read_queue_nums: 8, write_queue_nums: 8, ..TopicConfig::new(t) })
-        .collect::<Vec<_>>()
+        .collect::<TopicConfigs>()
         .into();
     let mut brokers = Vec::new();
     for g in 0..groups {

@@ -354,7 +354,7 @@ impl Handler<Packet> for Broker {
         // A producer's send: answered at once (the store is not modelled), after the link's
         // latency back (see `rocketmq::send` for the checks).
         if let Body::Rmq(RmqMsg::SendMessage { topic, queue_id }) = &p.body {
-            let code = send::answer(&self.core, topic, *queue_id);
+            let code = send::answer(&self.core, *topic, *queue_id);
             if !code.is_ok() {
                 self.env.record(RmqNote::SendRefused { topic: topic.to_string(), queue: *queue_id, code });
             }

@@ -29,12 +29,14 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::NodeId;
 use crate::sim::invariants::AttemptSeen;
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use crate::sim::packet::Packet;
 use crate::sim::scenario::ProducerSpec;
 use crate::sim::world::SendRecord;
 use actix::prelude::*;
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -61,8 +63,10 @@ struct Flight {
 
 struct Producer {
     spec: ProducerSpec,
+    /// `spec.name`, interned: every send's trace lines carry it.
+    name: Name,
     env: Env,
-    topic: Arc<str>,
+    topic: Name,
     strategy: MQFaultStrategy,
     /// The publish info a send beginning now takes (`topicPublishInfoTable`'s entry).
     tp: Held,
@@ -71,7 +75,9 @@ struct Producer {
     next_send: u64,
     /// The schedule's next tick.
     tick: u64,
-    flights: BTreeMap<u64, Flight>,
+    /// Sends with an attempt on the wire, by id. Only looked up by id: a hash map moves a
+    /// flight in and out once, where a B-tree shifted its neighbours in the node.
+    flights: FxHashMap<u64, Flight>,
 }
 
 pub struct Producers {
@@ -79,7 +85,8 @@ pub struct Producers {
     core: Rc<RefCell<RouteClientCore>>,
     /// One remoting client for the process; its targets are every broker address.
     remoting: Remoting<(usize, u64)>,
-    targets: BTreeMap<String, usize>,
+    /// Broker address -> its index among `remoting`'s targets. Only looked up, never listed.
+    targets: FxHashMap<Name, usize>,
     producers: Vec<Producer>,
 }
 
@@ -91,18 +98,19 @@ impl Producers {
         brokers: Vec<(String, NodeId)>,
         specs: Vec<ProducerSpec>,
     ) -> Self {
-        let targets = brokers.iter().enumerate().map(|(i, (addr, _))| (addr.clone(), i)).collect();
+        let targets = brokers.iter().enumerate().map(|(i, (addr, _))| (Name::new(addr), i)).collect();
         let producers = specs
             .into_iter()
             .map(|spec| Producer {
                 env: env.part(&spec.name),
-                topic: Arc::from(spec.topic.as_str()),
+                name: Name::new(&spec.name),
+                topic: Name::new(&spec.topic),
                 strategy: MQFaultStrategy::new(&spec.config),
                 tp: Rc::new(RefCell::new(TopicPublishInfo::with_queues(Vec::new(), SendWhichQueue::starting_at(0)))),
                 built_from: None,
                 next_send: 1,
                 tick: 0,
-                flights: BTreeMap::new(),
+                flights: FxHashMap::default(),
                 spec,
             })
             .collect();
@@ -189,8 +197,7 @@ impl Producers {
         // `findBrokerAddressInPublish`: the master's address of a broker name, from the client's
         // broker address table as it is at this attempt.
         let core = self.core.borrow();
-        let resolve =
-            |name: &str| -> Option<String> { core.find_broker_address_in_publish(name).map(|a| a.to_string()) };
+        let resolve = |name: Name| core.find_broker_address_in_publish(&name);
         self.env.net.with_rng(|rng| {
             let tp = &mut tp.borrow_mut();
             let mut env = SendEnv { tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };
@@ -219,7 +226,7 @@ impl Producers {
                 };
                 p.env.obs.send_attempt(now, &seen);
             }
-            let msg = RmqMsg::SendMessage { topic: self.producers[i].topic.clone(), queue_id: attempt.queue.queue_id };
+            let msg = RmqMsg::SendMessage { topic: self.producers[i].topic, queue_id: attempt.queue.queue_id };
             // Outcomes known without waiting, with what failed: an attempt with no time left
             // (`invokeSync` throws before writing), an address no broker listens on, a oneway
             // write.
@@ -271,10 +278,10 @@ impl Producers {
     fn note_failure(&self, i: usize, id: u64, a: &SendAttempt, why: String, started: SimTime) {
         let p = &self.producers[i];
         p.env.record(RmqNote::SendAttemptFailed {
-            producer: p.spec.name.clone(),
+            producer: p.name,
             send: id,
             attempt: a.times,
-            broker: a.queue.broker_name.clone(),
+            broker: a.queue.broker_name,
             queue: a.queue.queue_id,
             why,
             latency: self.env.now().since(started),
@@ -284,20 +291,20 @@ impl Producers {
     fn finished(&mut self, i: usize, id: u64, f: &Finished) {
         let p = &self.producers[i];
         let last = f.attempts.last();
-        let broker = last.map(|a| a.queue.broker_name.clone());
-        let (ok, result) = match &f.verdict {
-            Verdict::Sent { status, .. } => (true, format!("{status:?}")),
-            Verdict::CallTimeout => (false, "sendDefaultImpl call timeout".to_string()),
+        let broker = last.map(|a| a.queue.broker_name);
+        let (ok, result): (bool, Cow<'static, str>) = match &f.verdict {
+            Verdict::Sent { status, .. } => (true, status.as_str().into()),
+            Verdict::CallTimeout => (false, "sendDefaultImpl call timeout".into()),
             Verdict::Failed { response_code, .. } => {
-                (false, format!("Send [{}] times, still failed (code {response_code})", f.attempts.len()))
+                (false, format!("Send [{}] times, still failed (code {response_code})", f.attempts.len()).into())
             }
-            Verdict::BrokerRejected { code } => (false, format!("MQBrokerException, code {code}")),
-            Verdict::NoRouteInfo => (false, "No route info of this topic".to_string()),
+            Verdict::BrokerRejected { code } => (false, format!("MQBrokerException, code {code}").into()),
+            Verdict::NoRouteInfo => (false, "No route info of this topic".into()),
         };
         let record = SendRecord { end: self.env.now(), latency: f.elapsed, ok, retried: f.attempts.len() > 1 };
         p.env.obs.world.record_send(&p.spec.name, broker.as_deref(), record);
         p.env.record(RmqNote::SendDone {
-            producer: p.spec.name.clone(),
+            producer: p.name,
             send: id,
             ok,
             attempts: f.attempts.len() as u32,

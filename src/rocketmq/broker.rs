@@ -5,6 +5,7 @@
 //! incremental one when topics change, the 1 s `QUERY_DATA_VERSION` heartbeat in acting-master
 //! mode, and `UNREGISTER_BROKER` on a graceful shutdown.
 
+use crate::rocketmq::topic_table::TopicConfigs;
 use crate::rocketmq::types::{
     perm, push_decimal, DataVersion, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper, TopicTable,
     UnregisterRequest,
@@ -139,14 +140,9 @@ impl BrokerCore {
     /// earlier run: `TopicConfigManager#decode` loads it (`dataVersion.assignNewOne`), so a
     /// restarted broker registers with the version it had, not a new one. `topics` are the
     /// scenario's, shared rather than copied when they are sorted by name (see [`TopicTable`]).
-    pub fn new(
-        config: BrokerConfig,
-        topics: impl Into<Arc<Vec<TopicConfig>>>,
-        now: SimTime,
-        stored: Option<DataVersion>,
-    ) -> Self {
+    pub fn new(config: BrokerConfig, topics: Arc<TopicConfigs>, now: SimTime, stored: Option<DataVersion>) -> Self {
         let builtin = if config.system_topics { system_topics(&config) } else { Vec::new() };
-        let topics = Arc::new(TopicTable::build(builtin, topics.into()));
+        let topics = Arc::new(TopicTable::build(builtin, topics));
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
         let names = RequestNames {
@@ -267,18 +263,19 @@ impl BrokerCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rocketmq::topic_table::topic_list;
 
     fn core() -> BrokerCore {
         let mut cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
         cfg.system_topics = false;
-        BrokerCore::new(cfg, vec![TopicConfig::new("T1"), TopicConfig::new("T2")], SimTime(0), None)
+        BrokerCore::new(cfg, topic_list(&["T1", "T2"]), SimTime(0), None)
     }
 
     #[test]
     fn every_registration_carries_the_system_topics_unless_turned_off() {
         // RocketMQ TopicConfigManager(BrokerController): SELF_TEST_TOPIC, cluster and broker topics
         let cfg = BrokerConfig::new("c", "broker-a", 0, "10.0.0.1:10911");
-        let b = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(0), None);
+        let b = BrokerCore::new(cfg, topic_list(&["T1"]), SimTime(0), None);
         let w = b.full_registration().topic_config_wrapper.unwrap();
         let names: Vec<&str> = w.topic_config_table.keys().map(String::as_str).collect();
         assert_eq!(names, ["SELF_TEST_TOPIC", "T1", "broker-a", "c"]);
@@ -336,7 +333,7 @@ mod tests {
         before.change_topics(SimTime(50), TopicChange::Upsert(TopicConfig::new("T3")));
         let stored = before.data_version();
         let cfg = before.config.clone();
-        let after = BrokerCore::new(cfg, vec![TopicConfig::new("T1")], SimTime(90_000), Some(stored));
+        let after = BrokerCore::new(cfg, topic_list(&["T1"]), SimTime(90_000), Some(stored));
         assert_eq!(after.full_registration().topic_config_wrapper.unwrap().data_version, stored);
     }
 

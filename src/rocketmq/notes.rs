@@ -9,6 +9,7 @@ use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use crate::sim::name::Name;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -195,26 +196,27 @@ pub enum RmqNote {
     // ---- producer ----
     /// One attempt of a send failed; the send tries again or ends.
     SendAttemptFailed {
-        producer: String,
+        producer: Name,
         send: u64,
         /// 0 for the first attempt.
         attempt: u32,
-        broker: String,
+        broker: Name,
         queue: u32,
         why: String,
         latency: SimDuration,
     },
     /// A send ended: `SEND_OK` (or another storing status), or the exception it threw.
     SendDone {
-        producer: String,
+        producer: Name,
         send: u64,
         ok: bool,
         attempts: u32,
         /// The last attempt's broker and queue.
-        broker: Option<String>,
+        broker: Option<Name>,
         queue: Option<u32>,
         elapsed: SimDuration,
-        result: String,
+        /// A stored send's status is a fixed word; only a failure's account is built.
+        result: Cow<'static, str>,
     },
 }
 

@@ -22,6 +22,7 @@
 
 use crate::rocketmq::broker::BrokerCore;
 use crate::rocketmq::types::MASTER_ID;
+use crate::sim::name::Name;
 use std::fmt;
 
 /// The response codes a send can get (`ResponseCode`, `RemotingSysResponseCode`).
@@ -70,13 +71,13 @@ impl fmt::Display for SendCode {
 }
 
 /// How `broker` answers one message for `topic` on queue `queue_id`.
-pub fn answer(broker: &BrokerCore, topic: &str, queue_id: u32) -> SendCode {
+pub fn answer(broker: &BrokerCore, topic: Name, queue_id: u32) -> SendCode {
     let c = &broker.config;
     let slave = c.broker_id != MASTER_ID;
     if slave && !c.enable_acting_master {
         return SendCode::SystemBusy;
     }
-    let Some(t) = broker.topics().get(topic) else { return SendCode::TopicNotExist };
+    let Some(t) = broker.topics().get_named(topic) else { return SendCode::TopicNotExist };
     if queue_id >= t.write_queue_nums.max(t.read_queue_nums) {
         return SendCode::InvalidParameter;
     }
@@ -90,22 +91,22 @@ pub fn answer(broker: &BrokerCore, topic: &str, queue_id: u32) -> SendCode {
 mod tests {
     use super::*;
     use crate::rocketmq::broker::{BrokerConfig, TopicChange};
-    use crate::rocketmq::types::{perm, TopicConfig};
+    use crate::rocketmq::types::perm;
     use crate::sim::clock::SimTime;
 
     fn broker(id: u64, acting: bool) -> BrokerCore {
         let mut config = BrokerConfig::new("DefaultCluster", "broker-a", id, "10.0.0.1:10911");
         config.enable_acting_master = acting;
-        BrokerCore::new(config, vec![TopicConfig::new("Orders")], SimTime::ZERO, None)
+        BrokerCore::new(config, crate::rocketmq::topic_table::topic_list(&["Orders"]), SimTime::ZERO, None)
     }
 
     #[test]
     fn a_master_stores_a_send_to_a_topic_and_queue_it_has() {
         let b = broker(MASTER_ID, false);
-        assert_eq!(answer(&b, "Orders", 0), SendCode::Success);
-        assert_eq!(answer(&b, "Orders", 15), SendCode::Success, "16 queues by default: ids 0..=15");
-        assert_eq!(answer(&b, "Orders", 16), SendCode::InvalidParameter);
-        assert_eq!(answer(&b, "Payments", 0), SendCode::TopicNotExist);
+        assert_eq!(answer(&b, "Orders".into(), 0), SendCode::Success);
+        assert_eq!(answer(&b, "Orders".into(), 15), SendCode::Success, "16 queues by default: ids 0..=15");
+        assert_eq!(answer(&b, "Orders".into(), 16), SendCode::InvalidParameter);
+        assert_eq!(answer(&b, "Payments".into(), 0), SendCode::TopicNotExist);
     }
 
     /// `msgCheck` refuses a wiped broker only for order topics: an ordinary send is stored.
@@ -113,20 +114,24 @@ mod tests {
     fn a_wiped_write_perm_still_stores_an_ordinary_send() {
         let mut b = broker(MASTER_ID, false);
         b.config.permission = perm::READ;
-        assert_eq!(answer(&b, "Orders", 3), SendCode::Success);
+        assert_eq!(answer(&b, "Orders".into(), 3), SendCode::Success);
     }
 
     #[test]
     fn a_deleted_topic_is_topic_not_exist() {
         let mut b = broker(MASTER_ID, false);
         b.change_topics(SimTime(5), TopicChange::Delete("Orders".into()));
-        assert_eq!(answer(&b, "Orders", 0), SendCode::TopicNotExist);
+        assert_eq!(answer(&b, "Orders".into(), 0), SendCode::TopicNotExist);
     }
 
     #[test]
     fn a_slave_rejects_before_reading_and_an_acting_master_slave_store_refuses() {
-        assert_eq!(answer(&broker(1, false), "Orders", 0), SendCode::SystemBusy);
-        assert_eq!(answer(&broker(1, true), "Orders", 0), SendCode::ServiceNotAvailable);
-        assert_eq!(answer(&broker(1, true), "Nope", 0), SendCode::TopicNotExist, "msgCheck runs before the store");
+        assert_eq!(answer(&broker(1, false), "Orders".into(), 0), SendCode::SystemBusy);
+        assert_eq!(answer(&broker(1, true), "Orders".into(), 0), SendCode::ServiceNotAvailable);
+        assert_eq!(
+            answer(&broker(1, true), "Nope".into(), 0),
+            SendCode::TopicNotExist,
+            "msgCheck runs before the store"
+        );
     }
 }

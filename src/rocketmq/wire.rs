@@ -50,7 +50,7 @@ pub enum RmqMsg {
     },
     /// `SEND_MESSAGE_V2` (310): one message for one queue of a topic, from a producer.
     SendMessage {
-        topic: Arc<str>,
+        topic: Name,
         queue_id: u32,
     },
     /// The broker's answer (see [`crate::rocketmq::send`]).

@@ -11,6 +11,7 @@ use super::attempt::{
 use super::config::client_error_code;
 use super::send::response_code_of;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 
 /// One `send(msg, callback)`, until its callback runs.
 #[derive(Clone, Debug)]
@@ -48,15 +49,15 @@ impl AsyncSend {
             return Step::Done(self.finish(now, Verdict::CallTimeout));
         }
         self.remaining = SimDuration(self.remaining.0 - cost.0);
-        let Some(addr) = (env.resolve)(&mq.broker_name) else {
+        let Some(addr) = (env.resolve)(mq.broker_name) else {
             // MQClientException("The broker[..] not exist"), caught, loop over (timesTotal 1).
-            let fault = env.strategy.update_fault_item(now, &mq.broker_name, SimDuration::ZERO, false, true);
+            let fault = env.strategy.update_fault_item(now, mq.broker_name, SimDuration::ZERO, false, true);
             let failure = Some(Failure::NoBrokerAddress);
             self.attempts.push(AttemptRecord { queue: mq, addr: None, started: now, ended: now, failure, fault });
             let last = Failure::NoBrokerAddress;
             return Step::Done(self.finish(now, Verdict::Failed { last, response_code: response_code_of(last) }));
         };
-        env.strategy.update_fault_item(now, &mq.broker_name, SimDuration::ZERO, false, true);
+        env.strategy.update_fault_item(now, mq.broker_name, SimDuration::ZERO, false, true);
         self.launch(now, mq, addr)
     }
 
@@ -65,12 +66,12 @@ impl AsyncSend {
     pub fn on_result(&mut self, now: SimTime, outcome: Outcome, env: &mut SendEnv<'_>) -> Step {
         let flight = self.in_flight.take().expect("on_result without an attempt in flight");
         let cost = now.since(flight.begin);
-        let broker = flight.queue.broker_name.clone();
-        let queue = flight.queue.clone();
+        let broker = flight.queue.broker_name;
+        let queue = flight.queue;
         // Every completion reports its latency; a failure isolates, but never marks the broker
         // unreachable (the sync path's `!startDetectorEnable` rule does not exist here).
         let failed = classify(outcome).err();
-        let fault = env.strategy.update_fault_item(now, &broker, cost, failed.is_some(), true);
+        let fault = env.strategy.update_fault_item(now, broker, cost, failed.is_some(), true);
         self.attempts.push(flight.record(now, failed, fault));
         let failure = match classify(outcome) {
             // onSuccess, whatever the status: async never retries a not-OK store.
@@ -92,9 +93,9 @@ impl AsyncSend {
         self.remaining = SimDuration(left as u64);
         // `producer.selectOneMessageQueue(topicPublishInfo, brokerName, false)`: only the
         // chosen queue's *broker* is used; the request, queue id included, is sent unchanged.
-        let chosen = env.strategy.select_one_message_queue(now, env.tp, Some(&broker), false, env.rng);
+        let chosen = env.strategy.select_one_message_queue(now, env.tp, Some(broker), false, env.rng);
         let retry_broker = chosen.map_or(broker, |mq| mq.broker_name);
-        let Some(addr) = (env.resolve)(&retry_broker) else {
+        let Some(addr) = (env.resolve)(retry_broker) else {
             // Java would call invokeAsync(null, ...), which picks a *name server* channel;
             // the model ends the send instead.
             let verdict = Verdict::Failed { last: failure, response_code: client_error_code::UNSET };
@@ -104,8 +105,8 @@ impl AsyncSend {
         self.launch(now, mq, addr)
     }
 
-    fn launch(&mut self, now: SimTime, queue: super::publish_info::MessageQueue, addr: String) -> Step {
-        self.in_flight = Some(InFlight { queue: queue.clone(), addr: addr.clone(), begin: now });
+    fn launch(&mut self, now: SimTime, queue: super::publish_info::MessageQueue, addr: Name) -> Step {
+        self.in_flight = Some(InFlight { queue, addr, begin: now });
         Step::Attempt(SendAttempt { times: self.retries, queue, addr, timeout: self.remaining })
     }
 

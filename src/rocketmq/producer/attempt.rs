@@ -5,6 +5,7 @@ use super::config::ProducerConfig;
 use super::publish_info::{MessageQueue, TopicPublishInfo};
 use super::strategy::{FaultUpdate, MQFaultStrategy};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
 
 /// `SendStatus`: the answers that mean "stored" (`MQClientAPIImpl#processSendResponse`).
@@ -18,6 +19,18 @@ pub enum SendStatus {
     FlushSlaveTimeout,
     /// `SLAVE_NOT_AVAILABLE` (11).
     SlaveNotAvailable,
+}
+
+impl SendStatus {
+    /// The status as a trace reads it: its Rust name, as `{:?}` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SendStatus::SendOk => "SendOk",
+            SendStatus::FlushDiskTimeout => "FlushDiskTimeout",
+            SendStatus::FlushSlaveTimeout => "FlushSlaveTimeout",
+            SendStatus::SlaveNotAvailable => "SlaveNotAvailable",
+        }
+    }
 }
 
 /// How one attempt ended, as the actor layer saw it on the simulated network.
@@ -70,7 +83,7 @@ pub struct SendAttempt {
     /// 0 for the first attempt (Java's `times`; for async, the retry count so far).
     pub times: u32,
     pub queue: MessageQueue,
-    pub addr: String,
+    pub addr: Name,
     /// The remaining budget (`curTimeout`), possibly capped by `sendMsgMaxTimeoutPerRequest`.
     /// Zero is possible: Java's `NettyRemotingClient#invokeSync` then throws
     /// `RemotingTimeoutException` before writing (`left <= 0`), so report `TimedOut` at once.
@@ -82,7 +95,7 @@ pub struct SendAttempt {
 pub struct AttemptRecord {
     pub queue: MessageQueue,
     /// `None` when no address was found and nothing was sent.
-    pub addr: Option<String>,
+    pub addr: Option<Name>,
     pub started: SimTime,
     pub ended: SimTime,
     pub failure: Option<Failure>,
@@ -141,7 +154,7 @@ pub struct SendEnv<'a> {
     pub tp: &'a mut TopicPublishInfo,
     pub strategy: &'a mut MQFaultStrategy,
     pub config: &'a ProducerConfig,
-    pub resolve: &'a dyn Fn(&str) -> Option<String>,
+    pub resolve: &'a dyn Fn(Name) -> Option<Name>,
     pub rng: &'a mut SimRng,
 }
 
@@ -149,7 +162,7 @@ pub struct SendEnv<'a> {
 #[derive(Clone, Debug)]
 pub(super) struct InFlight {
     pub queue: MessageQueue,
-    pub addr: String,
+    pub addr: Name,
     pub begin: SimTime,
 }
 

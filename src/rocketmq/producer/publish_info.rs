@@ -2,20 +2,25 @@
 //! round-robin index (`sendWhichQueue`) that walks them.
 
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
+use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
 use std::fmt;
 
 /// `MessageQueue`: one write queue of one broker group.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// The names are interned: a send copies its queue into the attempt, the record and the
+/// result, and compares its broker with the last one, several times per message; as two
+/// `String`s each copy was two allocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MessageQueue {
-    pub topic: String,
-    pub broker_name: String,
+    pub topic: Name,
+    pub broker_name: Name,
     pub queue_id: u32,
 }
 
 impl MessageQueue {
-    pub fn new(topic: &str, broker_name: &str, queue_id: u32) -> Self {
-        MessageQueue { topic: topic.to_string(), broker_name: broker_name.to_string(), queue_id }
+    pub fn new(topic: impl Into<Name>, broker_name: impl Into<Name>, queue_id: u32) -> Self {
+        MessageQueue { topic: topic.into(), broker_name: broker_name.into(), queue_id }
     }
 }
 
@@ -85,13 +90,14 @@ impl TopicPublishInfo {
     pub fn from_route(topic: &str, route: &TopicRouteData, rng: &mut SimRng) -> Self {
         let mut qds: Vec<_> = route.queue_datas.iter().collect();
         qds.sort_by_key(|a| a.broker_name);
+        let topic = Name::new(topic);
         let mut queues = Vec::new();
         for qd in qds.into_iter().filter(|qd| perm::is_writeable(qd.perm)) {
             let Some(bd) = route.broker_datas.iter().find(|bd| bd.broker_name == qd.broker_name) else { continue };
             if !bd.broker_addrs.contains_key(&MASTER_ID) {
                 continue;
             }
-            queues.extend((0..qd.write_queue_nums).map(|i| MessageQueue::new(topic, &qd.broker_name, i)));
+            queues.extend((0..qd.write_queue_nums).map(|i| MessageQueue::new(topic, qd.broker_name, i)));
         }
         TopicPublishInfo { queues, send_which_queue: SendWhichQueue::new(rng) }
     }
@@ -116,7 +122,7 @@ impl TopicPublishInfo {
             return None; // Java divides by zero here; every caller checks ok() first.
         }
         let pos = self.send_which_queue.increment_and_get() as usize % self.queues.len();
-        Some(self.queues[pos].clone())
+        Some(self.queues[pos])
     }
 
     /// `selectOneMessageQueue(QueueFilter... filter)`: at most one lap — `size` steps of the
@@ -126,7 +132,7 @@ impl TopicPublishInfo {
         for _ in 0..self.queues.len() {
             let pos = self.send_which_queue.increment_and_get() as usize % self.queues.len();
             if keep(&self.queues[pos]) {
-                return Some(self.queues[pos].clone());
+                return Some(self.queues[pos]);
             }
         }
         None

@@ -81,13 +81,12 @@ impl Send {
             return Step::Done(self.finish_with(now, Verdict::NoRouteInfo));
         }
         while self.times < self.times_total {
-            let last_broker_name = self.mq.as_ref().map(|mq| mq.broker_name.clone());
+            let last_broker_name = self.mq.map(|mq| mq.broker_name);
             // `if (times > 0) resetIndex = true` — only read when latency fault is on.
             let reset_index = self.times > 0;
-            let selected =
-                env.strategy.select_one_message_queue(now, env.tp, last_broker_name.as_deref(), reset_index, env.rng);
+            let selected = env.strategy.select_one_message_queue(now, env.tp, last_broker_name, reset_index, env.rng);
             let Some(mq) = selected else { break };
-            self.mq = Some(mq.clone());
+            self.mq = Some(mq);
             // `costTime = beginTimestampPrev - beginTimestampFirst; if (timeout < costTime)`:
             // strict, so a budget spent to the millisecond still makes a zero-timeout attempt.
             let cost = now.since(self.begin_first);
@@ -104,9 +103,9 @@ impl Send {
                     cur_timeout = max;
                 }
             }
-            match (env.resolve)(&mq.broker_name) {
+            match (env.resolve)(mq.broker_name) {
                 Some(addr) => {
-                    self.in_flight = Some(InFlight { queue: mq.clone(), addr: addr.clone(), begin: now });
+                    self.in_flight = Some(InFlight { queue: mq, addr, begin: now });
                     return Step::Attempt(SendAttempt { times: self.times, queue: mq, addr, timeout: cur_timeout });
                 }
                 None => {
@@ -114,7 +113,7 @@ impl Send {
                     // without sending; the catch updates the item (latency ~0, false, true)
                     // and continues at once. (Java first retries the route lookup; the model
                     // leaves that to the caller's route cache.)
-                    let fault = env.strategy.update_fault_item(now, &mq.broker_name, SimDuration::ZERO, false, true);
+                    let fault = env.strategy.update_fault_item(now, mq.broker_name, SimDuration::ZERO, false, true);
                     let failure = Some(Failure::NoBrokerAddress);
                     let record = AttemptRecord { queue: mq, addr: None, started: now, ended: now, failure, fault };
                     self.attempts.push(record);
@@ -131,12 +130,12 @@ impl Send {
     pub fn on_result(&mut self, now: SimTime, outcome: Outcome, env: &mut SendEnv<'_>) -> Step {
         let flight = self.in_flight.take().expect("on_result without an attempt in flight");
         let latency = now.since(flight.begin);
-        let broker = flight.queue.broker_name.clone();
+        let broker = flight.queue.broker_name;
         match classify(outcome) {
             Ok(status) => {
                 // `updateFaultItem(brokerName, endTimestamp - beginTimestampPrev, false, true)`.
-                let fault = env.strategy.update_fault_item(now, &broker, latency, false, true);
-                let queue = flight.queue.clone();
+                let fault = env.strategy.update_fault_item(now, broker, latency, false, true);
+                let queue = flight.queue;
                 self.attempts.push(flight.record(now, None, fault));
                 // ONEWAY returns at once; SYNC retries a not-OK status only when
                 // `retryAnotherBrokerWhenNotStoreOK`, keeping it as the fallback result.
@@ -152,14 +151,14 @@ impl Send {
                 // `catch (RemotingException e)`: isolate (10 s); mark it unreachable only when
                 // the detector is on to bring it back.
                 let reachable = !env.strategy.start_detector_enable();
-                let fault = env.strategy.update_fault_item(now, &broker, latency, true, reachable);
+                let fault = env.strategy.update_fault_item(now, broker, latency, true, reachable);
                 self.attempts.push(flight.record(now, Some(failure), fault));
                 self.exception = Some(failure);
             }
             Err(failure @ Failure::Broker(code)) => {
                 // `catch (MQBrokerException e)`: isolate and mark unreachable, whatever the
                 // detector setting; retry only the codes in `retryResponseCodes`.
-                let fault = env.strategy.update_fault_item(now, &broker, latency, true, false);
+                let fault = env.strategy.update_fault_item(now, broker, latency, true, false);
                 self.attempts.push(flight.record(now, Some(failure), fault));
                 self.exception = Some(failure);
                 if !env.config.retry_response_codes.contains(&code) {

@@ -5,6 +5,7 @@ use super::config::ProducerConfig;
 use super::latency::LatencyFaultTolerance;
 use super::publish_info::{MessageQueue, TopicPublishInfo};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
 
 /// `MQFaultStrategy.latencyMax`: latency thresholds, ms.
@@ -26,7 +27,7 @@ pub fn compute_not_available_duration(latency: SimDuration) -> SimDuration {
 /// One `updateFaultItem` call, as data: what a send did to its broker's fault item.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FaultUpdate {
-    pub broker_name: String,
+    pub broker_name: Name,
     pub latency: SimDuration,
     pub isolation: bool,
     pub reachable: bool,
@@ -80,11 +81,11 @@ impl MQFaultStrategy {
         &self,
         now: SimTime,
         tp: &mut TopicPublishInfo,
-        last_broker_name: Option<&str>,
+        last_broker_name: Option<Name>,
         reset_index: bool,
         rng: &mut SimRng,
     ) -> Option<MessageQueue> {
-        let off_last = |mq: &MessageQueue| last_broker_name != Some(mq.broker_name.as_str());
+        let off_last = |mq: &MessageQueue| last_broker_name != Some(mq.broker_name);
         if self.send_latency_fault_enable {
             if reset_index {
                 tp.reset_index(rng);
@@ -109,16 +110,16 @@ impl MQFaultStrategy {
     pub fn update_fault_item(
         &mut self,
         now: SimTime,
-        broker_name: &str,
+        broker_name: impl Into<Name>,
         latency: SimDuration,
         isolation: bool,
         reachable: bool,
     ) -> FaultUpdate {
-        let mut update =
-            FaultUpdate { broker_name: broker_name.to_string(), latency, isolation, reachable, not_available: None };
+        let broker_name = broker_name.into();
+        let mut update = FaultUpdate { broker_name, latency, isolation, reachable, not_available: None };
         if self.send_latency_fault_enable {
             let duration = compute_not_available_duration(if isolation { ISOLATION_LATENCY } else { latency });
-            self.tolerance.update_fault_item(now, broker_name, latency, duration, reachable);
+            self.tolerance.update_fault_item(now, &broker_name, latency, duration, reachable);
             update.not_available = Some(duration);
         }
         update
@@ -140,7 +141,7 @@ mod tests {
 
     /// Queues a#0, b#0, c#0; the first pick is `a` (index -1 + 1 = 0).
     fn three_brokers() -> TopicPublishInfo {
-        let qs = ["a", "b", "c"].iter().map(|b| MessageQueue::new("T", b, 0)).collect();
+        let qs = ["a", "b", "c"].iter().map(|b| MessageQueue::new("T", *b, 0)).collect();
         TopicPublishInfo::with_queues(qs, SendWhichQueue::starting_at(-1))
     }
 
@@ -196,12 +197,12 @@ mod tests {
         let mut rng = SimRng::new(1);
         let mut tp = three_brokers();
         assert_eq!(
-            s.select_one_message_queue(SimTime(0), &mut tp, Some("a"), true, &mut rng).unwrap().broker_name,
+            s.select_one_message_queue(SimTime(0), &mut tp, Some("a".into()), true, &mut rng).unwrap().broker_name,
             "b"
         );
         let mut alone =
             TopicPublishInfo::with_queues(vec![MessageQueue::new("T", "a", 0)], SendWhichQueue::starting_at(0));
-        let picked = s.select_one_message_queue(SimTime(0), &mut alone, Some("a"), true, &mut rng).unwrap();
+        let picked = s.select_one_message_queue(SimTime(0), &mut alone, Some("a".into()), true, &mut rng).unwrap();
         assert_eq!(picked.broker_name, "a");
     }
 
@@ -215,14 +216,14 @@ mod tests {
         let mut rng = SimRng::new(7);
         for _ in 0..20 {
             let mut tp = three_brokers();
-            let picked = s.select_one_message_queue(SimTime(1), &mut tp, Some("a"), true, &mut rng).unwrap();
+            let picked = s.select_one_message_queue(SimTime(1), &mut tp, Some("a".into()), true, &mut rng).unwrap();
             assert_eq!(picked.broker_name, "b", "the reachable pass, whatever the random reset index");
         }
         // All three unreachable and isolated: the plain pick may return the last broker.
         s.update_fault_item(SimTime(0), "a", ms(10), true, false);
         s.update_fault_item(SimTime(0), "b", ms(10), true, false);
         let mut tp = three_brokers();
-        let picked = s.select_one_message_queue(SimTime(1), &mut tp, Some("b"), false, &mut rng).unwrap();
+        let picked = s.select_one_message_queue(SimTime(1), &mut tp, Some("b".into()), false, &mut rng).unwrap();
         // Two failed laps (6 steps, index -1 -> 5) and one plain step: index 6 % 3 = 0.
         assert_eq!(picked.broker_name, "a");
     }

@@ -4,6 +4,7 @@
 use super::config::{client_error_code, response_code};
 use super::*;
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
 
 fn ms(v: u64) -> SimDuration {
@@ -22,7 +23,7 @@ struct Producer {
 
 impl Producer {
     fn new(brokers: &[&str], config: ProducerConfig) -> Self {
-        let qs = brokers.iter().map(|b| MessageQueue::new("T", b, 0)).collect();
+        let qs = brokers.iter().map(|b| MessageQueue::new("T", *b, 0)).collect();
         Producer {
             tp: TopicPublishInfo::with_queues(qs, SendWhichQueue::starting_at(-1)),
             strategy: MQFaultStrategy::new(&config),
@@ -34,7 +35,7 @@ impl Producer {
 
     fn with<R>(&mut self, f: impl FnOnce(&mut SendEnv<'_>) -> R) -> R {
         let addressless = self.addressless.clone();
-        let resolve = move |b: &str| (!addressless.contains(&b)).then(|| format!("{b}:10911"));
+        let resolve = move |b: Name| (!addressless.contains(&b.as_str())).then(|| Name::new(&format!("{b}:10911")));
         let mut env = SendEnv {
             tp: &mut self.tp,
             strategy: &mut self.strategy,
@@ -197,7 +198,7 @@ fn with_latency_fault_on_a_refused_broker_is_isolated_for_10_s_and_later_sends_s
         let (_, step) = p.sync(SimTime(t));
         assert_eq!(attempt(step).queue.broker_name, "b", "at {t} ms");
     }
-    let picks: Vec<String> = (0..4).map(|_| attempt(p.sync(SimTime(10_001)).1).queue.broker_name).collect();
+    let picks: Vec<Name> = (0..4).map(|_| attempt(p.sync(SimTime(10_001)).1).queue.broker_name).collect();
     assert!(picks.iter().any(|b| b == "a"), "isolation over: {picks:?}");
 }
 

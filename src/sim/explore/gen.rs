@@ -9,6 +9,7 @@
 
 use crate::rocketmq::broker::BrokerConfig;
 use crate::rocketmq::route_table::NamesrvConfig;
+use crate::rocketmq::topic_table::TopicConfigs;
 use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::monitor::SETTLE;
@@ -239,7 +240,7 @@ fn build(seed: u64, shape: Shape<'_>, (latency, jitter): (u64, u64), episodes: &
                     perm: perm::READ_WRITE,
                     ..TopicConfig::new(TOPICS[t])
                 })
-                .collect::<Vec<_>>()
+                .collect::<TopicConfigs>()
                 .into();
             brokers.push(BrokerSpec {
                 name: format!("g{}-{id}", g + 1),

@@ -31,7 +31,7 @@ mod write_nacos;
 
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
-use crate::rocketmq::types::TopicConfig;
+use crate::rocketmq::topic_table::TopicConfigs;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::Expectation;
 use crate::sim::invariants::Invariant;
@@ -117,7 +117,7 @@ pub struct BrokerSpec {
     pub start: SimTime,
     /// Shared: a run clones its scenario, and at bench size (1,000 brokers × 100 topics) a
     /// second copy of every topic config was a fifth of the memory.
-    pub topics: std::sync::Arc<Vec<TopicConfig>>,
+    pub topics: std::sync::Arc<TopicConfigs>,
     /// Netty's idle close on the broker's end (`clientChannelMaxIdleTimeSeconds`, 120 s).
     pub idle_close: Option<SimDuration>,
 }

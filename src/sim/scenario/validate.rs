@@ -7,6 +7,7 @@ use super::{Action, BrokerSpec, ClientSpec, NamesrvSpec, NetworkSpec, Scenario};
 use crate::rocketmq::batch::DEFAULT_QUEUE_CAPACITY;
 use crate::rocketmq::broker::{BrokerConfig, TopicChange};
 use crate::rocketmq::route_table::NamesrvConfig;
+use crate::rocketmq::topic_table::TopicConfigs;
 use crate::rocketmq::types::{perm, TopicConfig, NETTY_IDLE_TIME, SCAN_INITIAL_DELAY};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::invariants::Invariant;
@@ -359,7 +360,7 @@ fn broker(ctx: &mut Ctx, raw: RawBroker, addrs: &mut BTreeMap<String, String>) -
         config,
         namesrvs: namesrv_list(ctx, raw.namesrvs),
         start: ctx.time_or_zero(&raw.start),
-        topics: topics.into(),
+        topics: TopicConfigs::from(topics).into(),
         idle_close: ctx.idle(&raw.idle_close, NETTY_IDLE_TIME),
     }
 }
