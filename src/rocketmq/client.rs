@@ -8,6 +8,7 @@
 use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -70,9 +71,9 @@ pub struct RouteClientCore {
     /// `brokerAddrTable`: each broker name's addresses by id, as the last changed route that
     /// listed the name gave them. A broker that leaves every route keeps its entry until
     /// [`Self::clean_offline_broker`] runs, so a send can still reach it meanwhile.
-    /// Keyed by the name's text: a send looks it up by the `String` in its `MessageQueue`,
-    /// at every attempt, and the interner's lookup would cost more than the map's.
-    broker_addrs: BTreeMap<String, BTreeMap<u64, Name>>,
+    /// A send looks it up at every attempt, by the interned name in its `MessageQueue`: hashed
+    /// by the name's stored hash, never listed, so no order is kept.
+    broker_addrs: FxHashMap<Name, BTreeMap<u64, Name>>,
     /// The route revision the last clean saw: with no route changed since, it has nothing to
     /// remove (entries come only with changed routes), and a client of a hundred big topics
     /// would otherwise gather every address of every route every 30 s for nothing.
@@ -91,7 +92,7 @@ impl RouteClientCore {
             namesrvs,
             current: None,
             routes: BTreeMap::new(),
-            broker_addrs: BTreeMap::new(),
+            broker_addrs: FxHashMap::default(),
             cleaned_at: None,
             keeps_addrs: false,
             revision: 0,
@@ -167,25 +168,25 @@ impl RouteClientCore {
     /// `if (changed)` in `updateTopicRouteInfoFromNameServer`: every BrokerData's address map
     /// replaces its name's entry in `brokerAddrTable` (when the table is kept at all). Written in
     /// place, and only where it differs: a route changes when one group of hundreds does, and
-    /// copying every group's map costs a key `String` and a map node each.
+    /// copying every group's map costs a map node each.
     fn put_broker_addrs(&mut self, route: &TopicRouteData) {
         if !self.keeps_addrs {
             return;
         }
         for bd in &route.broker_datas {
-            match self.broker_addrs.get_mut(&*bd.broker_name) {
+            match self.broker_addrs.get_mut(&bd.broker_name) {
                 Some(addrs) if *addrs == bd.broker_addrs => {}
                 Some(addrs) => addrs.clone_from(&bd.broker_addrs),
                 None => {
-                    self.broker_addrs.insert(bd.broker_name.to_string(), bd.broker_addrs.clone());
+                    self.broker_addrs.insert(bd.broker_name, bd.broker_addrs.clone());
                 }
             }
         }
     }
 
     /// `findBrokerAddressInPublish(brokerName)`: the master's address in `brokerAddrTable`.
-    pub fn find_broker_address_in_publish(&self, broker_name: &str) -> Option<Name> {
-        self.broker_addrs.get(broker_name)?.get(&MASTER_ID).copied()
+    pub fn find_broker_address_in_publish(&self, broker_name: impl Into<Name>) -> Option<Name> {
+        self.broker_addrs.get(&broker_name.into())?.get(&MASTER_ID).copied()
     }
 
     /// `MQClientInstance#cleanOfflineBroker`, which the client runs 1 s after it starts and then
