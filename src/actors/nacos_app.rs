@@ -13,7 +13,7 @@
 //! timeout and 20404 re-registration included. A beat stuck on a black-holed server therefore
 //! keeps the other instances' beats waiting once every thread is stuck.
 
-use crate::actors::env::{Env, Stop};
+use crate::actors::env::{Env, Me, Stop};
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
 use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
 use crate::nacos::notes::{NacosNote, RegisterReason};
@@ -90,6 +90,8 @@ pub struct NacosApp {
     /// The executor's threads, and how many a `BeatTask` holds now.
     threads: usize,
     busy: usize,
+    /// Our address, made once: the wake-up timer is set again at nearly every beat instant.
+    me: Me<NacosApp>,
 }
 
 impl NacosApp {
@@ -121,6 +123,7 @@ impl NacosApp {
             requests,
             threads: threads.max(1),
             busy: 0,
+            me: Me::new(),
         }
     }
 
@@ -160,7 +163,7 @@ impl NacosApp {
             return;
         }
         self.armed = Some(at);
-        self.env.after(at.since(self.env.now()), ctx.address(), Wake(at));
+        self.env.after(at.since(self.env.now()), self.me.get(ctx), Wake(at));
     }
 
     /// Runs the due `BeatTask`s, as many as there are free threads, earliest first.

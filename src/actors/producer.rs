@@ -15,7 +15,7 @@
 //! `getAndCreateChannelAsync`); a process that starts or restarts after a producer's `from`
 //! begins at the schedule's next tick, not with the ticks it missed.
 
-use crate::actors::env::{Env, Stop};
+use crate::actors::env::{Env, Me, Stop};
 use crate::actors::remoting::{Done, Failure as NetFailure, Remoting, RequestTimeouts};
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::notes::RmqNote;
@@ -88,6 +88,8 @@ pub struct Producers {
     /// Broker address -> its index among `remoting`'s targets. Only looked up, never listed.
     targets: FxHashMap<Name, usize>,
     producers: Vec<Producer>,
+    /// Our address, made once: every tick of every producer's schedule is sent to it.
+    me: Me<Producers>,
 }
 
 impl Producers {
@@ -115,7 +117,7 @@ impl Producers {
             })
             .collect();
         let remoting = Remoting::new(env.clone(), brokers, 0);
-        Producers { env, core, remoting, targets, producers }
+        Producers { env, core, remoting, targets, producers, me: Me::new() }
     }
 
     /// The next tick of producer `i`'s schedule, if it is still before its `until`.
@@ -125,7 +127,7 @@ impl Producers {
         let at = p.spec.from + offset;
         if at <= p.spec.until {
             let delay = at.since(self.env.now().min(at));
-            self.env.after(delay, ctx.address(), SendTick(i));
+            self.env.after(delay, self.me.get(ctx), SendTick(i));
         }
     }
 
@@ -197,7 +199,7 @@ impl Producers {
         // `findBrokerAddressInPublish`: the master's address of a broker name, from the client's
         // broker address table as it is at this attempt.
         let core = self.core.borrow();
-        let resolve = |name: Name| core.find_broker_address_in_publish(&name);
+        let resolve = |name: Name| core.find_broker_address_in_publish(name);
         self.env.net.with_rng(|rng| {
             let tp = &mut tp.borrow_mut();
             let mut env = SendEnv { tp, strategy: &mut p.strategy, config: &p.spec.config, resolve: &resolve, rng };
