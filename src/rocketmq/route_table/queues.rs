@@ -61,7 +61,9 @@ impl QueueTable {
     /// is in this one. A registration walks its topics' rows one after another, and brokers that
     /// serve the same topics sit at the same place in each row, so the hint is nearly always
     /// right: one identity compare instead of a binary search whose every probe reads another
-    /// group's name from memory. A wrong hint costs one compare, and the search runs as before.
+    /// group's name from memory. A name new to the rows (a group's first registration, which
+    /// puts it in each of its topics' rows) is not at the hint but belongs there, which the two
+    /// neighbours tell. A wrong hint costs those compares, and the search runs as before.
     pub(super) fn put_unless(
         &mut self,
         broker_name: Name,
@@ -71,6 +73,7 @@ impl QueueTable {
     ) -> bool {
         let at = match self.by_name.get(*hint) {
             Some(q) if q.broker_name == broker_name => Ok(*hint),
+            _ if self.belongs_at(*hint, broker_name) => Err(*hint),
             _ => self.find(&broker_name),
         };
         match at {
@@ -89,6 +92,13 @@ impl QueueTable {
                 true
             }
         }
+    }
+
+    /// Whether `broker_name`, absent from the row, would be inserted at `i`: after the name
+    /// before it and before the name at it.
+    fn belongs_at(&self, i: usize, broker_name: Name) -> bool {
+        let after_prev = i == 0 || self.by_name.get(i - 1).is_some_and(|q| q.broker_name < broker_name);
+        after_prev && self.by_name.get(i).is_none_or(|q| broker_name < q.broker_name)
     }
 
     pub(super) fn remove(&mut self, broker_name: &str) -> Option<Arc<QueueData>> {
@@ -191,6 +201,13 @@ mod tests {
             let mut hint = 4;
             assert!(!row.put_unless(Name::new("e"), &mut hint, |_| true, || unreachable!("it stands")));
             assert_eq!(hint, 4);
+            // A new name goes where it belongs, the hint right or wrong.
+            for start in [2, 0, 6, 9] {
+                let (mut row, mut hint) = (row.clone(), start);
+                assert!(row.put_unless(Name::new("bb"), &mut hint, |_| true, || qd("bb", 6)));
+                assert_eq!(hint, 2);
+                assert_eq!(row.keys().map(|n| n.as_str()).collect::<Vec<_>>(), ["a", "b", "bb", "c", "d", "e", "f"]);
+            }
         }
     }
 }
