@@ -162,7 +162,7 @@ impl Send {
                 self.attempts.push(flight.record(now, Some(failure), fault));
                 self.exception = Some(failure);
                 if !env.config.retry_response_codes.contains(&code) {
-                    let verdict = match self.send_result.clone() {
+                    let verdict = match self.send_result {
                         Some((status, queue)) => Verdict::Sent { status, queue },
                         None => Verdict::BrokerRejected { code },
                     };
@@ -178,7 +178,7 @@ impl Send {
 
     /// After the loop: a kept result wins, then the call timeout, then the last exception.
     fn finish(&mut self, now: SimTime) -> Finished {
-        let verdict = if let Some((status, queue)) = self.send_result.clone() {
+        let verdict = if let Some((status, queue)) = self.send_result {
             Verdict::Sent { status, queue }
         } else if self.call_timeout {
             Verdict::CallTimeout
