@@ -204,7 +204,15 @@ impl BrokerCore {
         self.request(Arc::new(wrapper))
     }
 
-    /// `registerIncrementBrokerData`: only the changed topics, with the new DataVersion.
+    /// `registerIncrementBrokerData`: only the changed topics, with the DataVersion as it is
+    /// *when the registration is built*. Java's caller (`AdminBrokerProcessor#updateAndCreateTopic`)
+    /// hands over `TopicConfigManager#getDataVersion()`, the live object, and the method waits for
+    /// the controller's lock while another registration holds it; a change made meanwhile
+    /// advances that object. So a registration queued behind a slow one goes out with a later
+    /// change's version, and that change's own registration repeats it: a name server that took
+    /// the first then keeps the second topic's old QueueData (`isTopicConfigChanged` is false).
+    /// We reproduce that lost update
+    /// (`tests/regressions/rocketmq-a-topic-change-queued-behind-a-registration-is-lost.toml`).
     pub fn incremental_registration(&self, changed: &[String]) -> RegisterBrokerRequest {
         let full = &self.wrapper.topic_config_table;
         let topic_config_table =

@@ -4,6 +4,7 @@
 
 use crate::rocketmq::broker::system_topics;
 use crate::rocketmq::broker::TopicChange;
+use crate::rocketmq::notes::RegisterReason;
 use crate::rocketmq::types::{perm, BrokerAddrInfo, TopicConfig, MASTER_ID};
 use crate::sim::expect::subject::describe_route;
 use crate::sim::scenario::{Action, BrokerSpec, NamesrvSpec, Scenario};
@@ -30,6 +31,9 @@ pub struct Configs {
     /// broker → the topics whose QueueData an action changed on it (an upsert, or its
     /// permission for all of them), with the group they are filed under.
     revised: BTreeMap<String, BTreeSet<(String, String)>>,
+    /// broker → each DataVersion it has registered, and whether a full registration carried it
+    /// (see [`Configs::registration_sent`]).
+    sent_versions: BTreeMap<String, BTreeMap<String, bool>>,
 }
 
 impl Configs {
@@ -39,6 +43,36 @@ impl Configs {
             unknowable: BTreeSet::new(),
             changed: BTreeSet::new(),
             revised: BTreeMap::new(),
+            sent_versions: BTreeMap::new(),
+        }
+    }
+
+    /// Broker `broker` sent a registration carrying DataVersion `version`.
+    ///
+    /// `BrokerController#registerIncrementBrokerData` is handed the `TopicConfigManager`'s
+    /// DataVersion *object*, not a copy, and waits for the controller's lock while another
+    /// registration holds it (a periodic one waiting 24 s for a name server that does not
+    /// answer). A topic change made meanwhile advances that object, so the waiting registration
+    /// goes out with the later change's version, and the later change's own registration then
+    /// carries the same one. A name server that took the first keeps that version, so for the
+    /// second `isTopicConfigChanged` is false: a topic it already has keeps its old QueueData
+    /// there until the broker's DataVersion moves again. So when an incremental registration
+    /// repeats a version that only incremental ones carried before, the topics an action changed
+    /// on the broker depend on history. (A full registration with the version carries every
+    /// topic as that version has it, so one sent before leaves nothing behind.)
+    pub fn registration_sent(&mut self, broker: &str, reason: RegisterReason, version: &str) {
+        let full = reason != RegisterReason::TopicsChanged;
+        let sent = self.sent_versions.entry(broker.to_string()).or_default();
+        match sent.get_mut(version) {
+            Some(carried_all) => {
+                if !full && !*carried_all {
+                    self.unknowable.extend(self.revised.get(broker).into_iter().flatten().cloned());
+                }
+                *carried_all |= full;
+            }
+            None => {
+                sent.insert(version.to_string(), full);
+            }
         }
     }
 

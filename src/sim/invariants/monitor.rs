@@ -221,6 +221,9 @@ impl Monitor {
             What::Rmq(RmqNote::Expired { cluster, addr, timeout, .. }) => {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
             }
+            What::Rmq(RmqNote::RegisterSent { reason, version, .. }) => {
+                self.configs.registration_sent(&e.actor, *reason, version);
+            }
             What::Rmq(RmqNote::SendDone { producer, send, ok, result, .. }) => {
                 for (invariant, detail) in self.sends.done(e.t, producer, *send, *ok, result) {
                     out.extend(self.violate(invariant, e.t, detail));

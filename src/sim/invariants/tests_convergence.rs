@@ -209,3 +209,41 @@ route = { namesrv = "ns1", topic = "U", queues = { broker-a = { read = 8, write 
     );
     assert_clean(&report);
 }
+
+#[test]
+fn an_upsert_queued_behind_another_is_lost_without_any_fault() {
+    // With 1 s each way, a0's periodic registration at 14 s holds the BrokerController's lock
+    // until its answer at 16 s. Both upserts queue behind it (`registerIncrementBrokerData` is
+    // `synchronized`), and both take the `TopicConfigManager`'s DataVersion object, which U's
+    // change has advanced by then: T's registration goes out with v2 at 16 s, U's with v2 at
+    // 18 s, and ns1, holding v2 since T's, finds nothing changed for U (`isTopicConfigChanged`).
+    // The broker's periodic registrations carry v2 from then on, so U stays at 4 queues there.
+    // Nothing was lost in the network: the invariant must not expect U's 8.
+    let report = run_with(
+        r#"
+[network]
+latency = "1s"
+
+[[action]]
+name = "grow T"
+at = "14.5s"
+upsert_topic = { broker = "a0", name = "T", read = 8, write = 8 }
+
+[[action]]
+name = "grow U"
+at = "15s"
+upsert_topic = { broker = "a0", name = "U", read = 8, write = 8 }
+
+[[expect]]
+name = "ns1 has T's new size"
+at = "9m"
+route = { namesrv = "ns1", topic = "T", queues = { broker-a = { read = 8, write = 8 } } }
+
+[[expect]]
+name = "but keeps U's old one"
+at = "9m"
+route = { namesrv = "ns1", topic = "U", queues = { broker-a = { read = 4, write = 4 } } }
+"#,
+    );
+    assert_clean(&report);
+}
