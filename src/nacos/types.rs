@@ -8,10 +8,10 @@ use crate::sim::clock::SimTime;
 use crate::sim::name::Name;
 use serde::Serialize;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// `Constants.DEFAULT_HEART_BEAT_INTERVAL`: the client's beat period, and the server's check and
 /// cleaner periods (both hard-coded to it; #5216 asked to change them and was declined).
@@ -62,9 +62,13 @@ pub type Metadata = BTreeMap<String, String>;
 /// request is read every 5 s, with 9,999 others' in between). At 8 bytes it takes one. A few
 /// hundred services are read on every beat, so their names stay cached.
 ///
-/// A key may be swapped for an equal one (`NacosSpecs::share_strings` does), never changed.
+/// Keys are interned, as [`Name`]s are: [`ServiceKey::new`] makes one entry per distinct
+/// namespace and grouped name, never freed, so equal keys are the same pointer and a clone is a
+/// pointer copy. A beat's key is cloned several times between the app and the naming server, and
+/// as an `Arc` each clone and drop was an atomic count on the service's shared line. Services
+/// enter the model only with a scenario, so the entries stay few however long a process runs.
 #[derive(Clone)]
-pub struct ServiceKey(Arc<ServiceName>);
+pub struct ServiceKey(&'static ServiceName);
 
 /// What a [`ServiceKey`] points to.
 #[derive(Serialize)]
@@ -78,12 +82,26 @@ pub struct ServiceName {
     hash: u64,
 }
 
+type ServiceTable = HashMap<(Box<str>, Box<str>), &'static ServiceName, rustc_hash::FxBuildHasher>;
+
 impl ServiceKey {
+    /// The key of `group@@name` in `namespace`, interning it on first use. Takes a process-wide
+    /// lock: call it where a service enters the model (a scenario), not per event.
     pub fn new(namespace: &str, group: &str, name: &str) -> Self {
-        let (namespace, grouped): (Arc<str>, Arc<str>) = (Arc::from(namespace), Arc::from(format!("{group}@@{name}")));
+        static TABLE: OnceLock<Mutex<ServiceTable>> = OnceLock::new();
+        let grouped = format!("{group}@@{name}");
+        let key: (Box<str>, Box<str>) = (namespace.into(), grouped.into());
+        // An insert is one call, so a lock poisoned by a panic elsewhere still guards a whole table.
+        let mut table = TABLE.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(entry) = table.get(&key) {
+            return ServiceKey(entry);
+        }
+        let (namespace, grouped): (Arc<str>, Arc<str>) = (Arc::from(&*key.0), Arc::from(&*key.1));
         let mut h = rustc_hash::FxHasher::default();
         (&*namespace, &*grouped).hash(&mut h);
-        ServiceKey(Arc::new(ServiceName { namespace, grouped, hash: h.finish() }))
+        let entry: &'static ServiceName = Box::leak(Box::new(ServiceName { namespace, grouped, hash: h.finish() }));
+        table.insert(key, entry);
+        ServiceKey(entry)
     }
 }
 
@@ -91,7 +109,7 @@ impl std::ops::Deref for ServiceKey {
     type Target = ServiceName;
 
     fn deref(&self) -> &ServiceName {
-        &self.0
+        self.0
     }
 }
 
@@ -113,38 +131,23 @@ impl fmt::Debug for ServiceKey {
     }
 }
 
-/// Content order, with a shortcut for the shared names of `NacosSpecs::share_strings`: the
-/// naming server's maps compare keys on every beat, and most comparisons meet the same `Arc`.
-fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> Ordering {
-    if Arc::ptr_eq(a, b) {
-        Ordering::Equal
-    } else {
-        a.cmp(b)
-    }
-}
-
-/// Content equality, with the same shortcut. (`Arc<str>`'s own `==` always compares the bytes:
-/// std only skips that for sized types.)
-fn eq_shared(a: &Arc<str>, b: &Arc<str>) -> bool {
-    Arc::ptr_eq(a, b) || a == b
-}
-
+/// Equality is identity: the interner gives equal content one entry.
 impl PartialEq for ServiceKey {
     fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (&*self.0, &*other.0);
-        Arc::ptr_eq(&self.0, &other.0) || (eq_shared(&a.namespace, &b.namespace) && eq_shared(&a.grouped, &b.grouped))
+        std::ptr::eq(self.0, other.0)
     }
 }
 
 impl Eq for ServiceKey {}
 
+/// Content order (namespace, then grouped name), never creation order.
 impl Ord for ServiceKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        if Arc::ptr_eq(&self.0, &other.0) {
+        if self == other {
             return Ordering::Equal;
         }
-        let (a, b) = (&*self.0, &*other.0);
-        cmp_shared(&a.namespace, &b.namespace).then_with(|| cmp_shared(&a.grouped, &b.grouped))
+        let (a, b) = (self.0, other.0);
+        a.namespace.cmp(&b.namespace).then_with(|| a.grouped.cmp(&b.grouped))
     }
 }
 

@@ -26,8 +26,8 @@ pub enum NacosMsg {
     /// `deregisterService`: `namespaceId, serviceName, clusterName, ip, port, ephemeral`.
     Deregister(Arc<DeregisterReq>),
     /// `sendBeat`: query `namespaceId, serviceName, clusterName, ip, port`, plus a `beat=<json>`
-    /// form body unless the beat is light. Shared: an instance sends the same request each time.
-    Beat(Arc<BeatReq>),
+    /// form body unless the beat is light. Carried by value (see [`BeatReq`]).
+    Beat(BeatReq),
     /// `queryList`: `udpPort > 0` also subscribes the caller for UDP pushes on that server.
     List(Arc<ListReq>),
     /// The HTTP response to request `reply_to`.
@@ -72,10 +72,14 @@ pub struct DeregisterReq {
     pub port: u16,
 }
 
+/// A beat's query (and body). Its names are interned, so a light beat's request is 40 bytes
+/// that copy without touching a reference count: an instance's app, its HTTP client's in-flight
+/// record and the packet each hold their own. As one shared `Arc`, the two clones and two drops
+/// per beat were locked instructions, 6% of the Nacos bench. A full beat shares its body.
 #[derive(Clone, Debug)]
 pub struct BeatReq {
     pub service: ServiceKey,
-    pub cluster: Arc<str>,
+    pub cluster: Name,
     pub ip: Name,
     pub port: u16,
     /// The full beat's body; `None` for a light beat.

@@ -41,8 +41,8 @@ fn a_peers_request_this_member_is_not_responsible_for_is_refused_not_forwarded_a
 fn the_tag_is_ip_colon_port_and_only_instance_requests_have_one() {
     let service = ServiceKey::new("public", "DEFAULT_GROUP", "orders");
     let (ip, cluster): (Name, Arc<str>) = ("10.1.0.1".into(), Arc::from("DEFAULT"));
-    let beat = BeatReq { service: service.clone(), cluster: cluster.clone(), ip, port: 8080, body: None };
-    assert_eq!(tag_of(&NacosMsg::Beat(Arc::new(beat))).as_deref(), Some("10.1.0.1:8080"));
+    let beat = BeatReq { service: service.clone(), cluster: Name::new(&cluster), ip, port: 8080, body: None };
+    assert_eq!(tag_of(&NacosMsg::Beat(beat)).as_deref(), Some("10.1.0.1:8080"));
     let dereg = DeregisterReq { service, cluster, ip, port: 8081 };
     assert_eq!(tag_of(&NacosMsg::Deregister(Arc::new(dereg))).as_deref(), Some("10.1.0.1:8081"));
     assert_eq!(tag_of(&NacosMsg::PushAck { ack: 1 }), None);

@@ -120,14 +120,19 @@ impl NamingServer {
     ///   `ServiceChangedEvent` only then), and `client.setLastUpdatedTime()` → `10200`.
     pub fn handle_beat(&mut self, now: SimTime, req: &BeatReq) -> (Answer, Vec<Change>) {
         // A full beat's body overrides the query's ip and port, and its cluster unless blank (#2533).
-        let (ip, port, cluster) = match &req.body {
-            Some(b) => (&b.ip, b.port, if b.cluster.trim().is_empty() { &req.cluster } else { &b.cluster }),
-            None => (&req.ip, req.port, &req.cluster),
+        let (ip, port) = match &req.body {
+            Some(b) => (&b.ip, b.port),
+            None => (&req.ip, req.port),
         };
         let key = ClientKey::new(ip, port);
         if let Some(answer) = self.beat_known(now, req, &key) {
             return answer;
         }
+        // Past the common case: the query's interned cluster becomes the text the tables keep.
+        let cluster = &match &req.body {
+            Some(b) if !b.cluster.trim().is_empty() => b.cluster.clone(),
+            _ => Arc::from(req.cluster.as_str()),
+        };
         let mut changes = Vec::new();
         let known = self.clients.get(&key).is_some_and(|c| c.publishers.contains_key(&req.service));
         if !known {

@@ -29,7 +29,7 @@ pub(crate) fn key(port: u16) -> ClientKey {
 
 /// A light beat (no body) for `svc(name)` from `10.0.0.1:port`.
 pub(crate) fn light(name: &str, port: u16) -> BeatReq {
-    BeatReq { service: svc(name), cluster: Arc::from("DEFAULT"), ip: Name::from("10.0.0.1"), port, body: None }
+    BeatReq { service: svc(name), cluster: Name::new("DEFAULT"), ip: Name::from("10.0.0.1"), port, body: None }
 }
 
 /// A full beat, its body built from `instance(port, metadata)`.

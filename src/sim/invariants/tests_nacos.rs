@@ -19,6 +19,7 @@ use crate::nacos::wire::{Answer, BeatReq, DeregisterReq};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ProcState;
 use crate::sim::mutation::Mutation;
+use crate::sim::name::Name;
 use crate::sim::scenario::parse;
 use crate::sim::world::World;
 use std::cell::RefCell;
@@ -147,7 +148,8 @@ impl Fixture {
     pub(super) fn beat(&mut self, ms: u64, name: &str) -> i32 {
         self.arrived(ms, name, ArrivalKind::LightBeat);
         let (service, i) = &self.instances[name];
-        let req = BeatReq { service: service.clone(), cluster: i.cluster.clone(), ip: i.ip, port: i.port, body: None };
+        let req =
+            BeatReq { service: service.clone(), cluster: Name::new(&i.cluster), ip: i.ip, port: i.port, body: None };
         match self.core().borrow_mut().handle_beat(t(ms), &req).0 {
             Answer::Beat(reply) => reply.code,
             other => panic!("a beat answer, got {other:?}"),

@@ -108,10 +108,10 @@ impl NacosSpecs {
         servers.chain(apps).chain(self.subscribers.iter().map(|s| (s.name.clone(), s.start))).collect()
     }
 
-    /// Makes equal names share one allocation: every instance of `orders` then carries the same
-    /// service key and cluster `Arc`, and the key comparisons of the naming server's ordered maps
-    /// end on a pointer check instead of a byte compare. Only speed changes: equality and order
-    /// are still by content.
+    /// Makes equal cluster names share one allocation: every instance of a cluster then carries
+    /// the same `Arc`, and comparisons of equal names end on a pointer check instead of a byte
+    /// compare. Only speed changes: equality and order are still by content. (Service keys need
+    /// nothing of the kind: they are interned when made.)
     pub fn share_strings(&mut self) {
         let mut pool: BTreeSet<Arc<str>> = BTreeSet::new();
         let mut share = |s: &mut Arc<str>| match pool.get(&**s) {
@@ -120,19 +120,8 @@ impl NacosSpecs {
                 pool.insert(s.clone());
             }
         };
-        let mut keys: BTreeSet<ServiceKey> = BTreeSet::new();
-        let mut share_key = |k: &mut ServiceKey| match keys.get(k) {
-            Some(shared) => *k = shared.clone(),
-            None => {
-                keys.insert(k.clone());
-            }
-        };
         for i in self.apps.iter_mut().flat_map(|a| a.instances.iter_mut()) {
-            share_key(&mut i.service);
             share(&mut i.instance.cluster);
-        }
-        for key in self.subscribers.iter_mut().flat_map(|s| s.services.iter_mut()) {
-            share_key(key);
         }
     }
 
