@@ -16,7 +16,7 @@
 //! begins at the schedule's next tick, not with the ticks it missed.
 
 use crate::actors::env::{Env, Me, Stop};
-use crate::actors::remoting::{Done, Failure as NetFailure, Remoting, RequestTimeouts};
+use crate::actors::remoting::{Remoting, RequestTimeouts};
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::producer::{
@@ -39,6 +39,9 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+
+mod outcome;
+use outcome::outcome;
 
 /// A send in progress: its state machine and the attempt on the wire.
 enum Machine {
@@ -322,37 +325,6 @@ fn on_result(m: &mut Machine, now: SimTime, outcome: Outcome, env: &mut SendEnv<
     match m {
         Machine::Sync(s) => s.on_result(now, outcome, env),
         Machine::Async(a) => a.on_result(now, outcome, env),
-    }
-}
-
-/// How a request to a broker ended, as the send loop reads it, and in words when it failed.
-fn outcome(done: Done<(usize, u64)>) -> ((usize, u64), Outcome, Option<String>) {
-    match done {
-        Done::Answered { purpose, reply: RmqMsg::SendMessageReply { code, .. }, .. } => {
-            let outcome = Outcome::from_response_code(i32::from(code.code()));
-            let why = (!code.is_ok()).then(|| format!("MQBrokerException: {code} ({})", code.code()));
-            (purpose, outcome, why)
-        }
-        // No other answer can come back to a send.
-        Done::Answered { purpose, .. } => (purpose, Outcome::TimedOut, Some("an unexpected answer".into())),
-        Done::Failed { purpose, failure: f @ NetFailure::Connect(_), .. } => {
-            (purpose, Outcome::Refused, Some(format!("RemotingConnectException: {f}")))
-        }
-        // A timeout, or the channel closing under the request (`RemotingSendRequestException`):
-        // the send loop treats every `RemotingException` alike.
-        Done::Failed {
-            purpose,
-            failure: f @ (NetFailure::Timeout(_) | NetFailure::TimeoutKept { .. } | NetFailure::ConnectedTooLate(_)),
-            ..
-        } => (purpose, Outcome::TimedOut, Some(format!("RemotingTimeoutException: {f}"))),
-        // `operationFail` with the scan's `RemotingTimeoutException`: `sendMessageAsync` wraps
-        // it as "wait response timeout" for `onExceptionImpl`.
-        Done::Failed { purpose, failure: f @ NetFailure::ScanTimeout(_), .. } => {
-            (purpose, Outcome::TimedOut, Some(format!("MQClientException: wait response timeout: {f}")))
-        }
-        Done::Failed { purpose, failure: f @ NetFailure::Closed, .. } => {
-            (purpose, Outcome::TimedOut, Some(format!("RemotingSendRequestException: {f}")))
-        }
     }
 }
 
