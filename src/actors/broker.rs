@@ -145,13 +145,12 @@ impl Broker {
             version,
             id: request.broker_id,
         });
-        let request = Arc::new(request);
         let timeout = self.core.config.register_timeout;
         self.registering = Some((job, names));
-        // One task per name server on `brokerOuterExecutor`, all at once.
-        for i in 0..names {
-            let msg = RmqMsg::RegisterBroker(request.clone());
-            self.remoting.invoke_sync(i, msg, timeout, Call::Register, ctx);
+        // One task per name server on `brokerOuterExecutor`, all at once. The last takes the
+        // request itself: each clone and drop of the `Arc` is an atomic count.
+        for (i, request) in std::iter::repeat_n(Arc::new(request), names).enumerate() {
+            self.remoting.invoke_sync(i, RmqMsg::RegisterBroker(request), timeout, Call::Register, ctx);
         }
     }
 
