@@ -7,6 +7,7 @@ use crate::rocketmq::broker::TopicChange;
 use crate::rocketmq::notes::RegisterReason;
 use crate::rocketmq::types::{perm, BrokerAddrInfo, TopicConfig, MASTER_ID};
 use crate::sim::expect::subject::describe_route;
+use crate::sim::name::Name;
 use crate::sim::scenario::{Action, BrokerSpec, NamesrvSpec, Scenario};
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +34,7 @@ pub struct Configs {
     revised: BTreeMap<String, BTreeSet<(String, String)>>,
     /// broker → each DataVersion it has registered, and whether a full registration carried it
     /// (see [`Configs::registration_sent`]).
-    sent_versions: BTreeMap<String, BTreeMap<String, bool>>,
+    sent_versions: BTreeMap<Name, BTreeMap<String, bool>>,
 }
 
 impl Configs {
@@ -60,13 +61,13 @@ impl Configs {
     /// repeats a version that only incremental ones carried before, the topics an action changed
     /// on the broker depend on history. (A full registration with the version carries every
     /// topic as that version has it, so one sent before leaves nothing behind.)
-    pub fn registration_sent(&mut self, broker: &str, reason: RegisterReason, version: &str) {
+    pub fn registration_sent(&mut self, broker: Name, reason: RegisterReason, version: &str) {
         let full = reason != RegisterReason::TopicsChanged;
-        let sent = self.sent_versions.entry(broker.to_string()).or_default();
+        let sent = self.sent_versions.entry(broker).or_default();
         match sent.get_mut(version) {
             Some(carried_all) => {
                 if !full && !*carried_all {
-                    self.unknowable.extend(self.revised.get(broker).into_iter().flatten().cloned());
+                    self.unknowable.extend(self.revised.get(broker.as_str()).into_iter().flatten().cloned());
                 }
                 *carried_all |= full;
             }

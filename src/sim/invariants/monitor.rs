@@ -222,7 +222,7 @@ impl Monitor {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
             }
             What::Rmq(RmqNote::RegisterSent { reason, version, .. }) => {
-                self.configs.registration_sent(&e.actor, *reason, version);
+                self.configs.registration_sent(e.actor, *reason, version);
             }
             What::Rmq(RmqNote::SendDone { producer, send, ok, result, .. }) => {
                 for (invariant, detail) in self.sends.done(e.t, producer, *send, *ok, result) {
