@@ -21,6 +21,7 @@ use crate::nacos::notes::NacosNote;
 use crate::rocketmq::notes::{Registration, RmqNote};
 use crate::rocketmq::types::decimal;
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use crate::sim::notes::What;
 use serde::ser::{self, Serialize};
 use std::fmt;
@@ -39,14 +40,17 @@ pub fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
 /// internally tagged enums serde goes through: `What`'s `area` and `NacosNote`'s `event`.
 ///
 /// A big RocketMQ run is mostly registrations sent and accepted, written by hand the same way.
-pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
+/// In these, a name is copied in one piece with its length (`Name::length_prefixed`), and the
+/// two tags are one constant.
+pub fn encode_event(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
     let What::Nacos(NacosNote::Beat { instance, server, light, code, next }) = what else {
         return encode_other(t, actor, what, out);
     };
     out.extend_from_slice(&t.0.to_le_bytes());
-    for s in [actor, "nacos", "beat", instance, server] {
-        push_str(out, s);
-    }
+    out.extend_from_slice(actor.length_prefixed());
+    out.extend_from_slice(NACOS_BEAT);
+    out.extend_from_slice(instance.length_prefixed());
+    out.extend_from_slice(server.length_prefixed());
     out.push(u8::from(*light));
     out.extend_from_slice(&code.to_le_bytes());
     match next {
@@ -58,15 +62,19 @@ pub fn encode_event(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
     }
 }
 
+/// The tags of the hand-written events, as `push_str` writes them (tests hold them equal).
+const NACOS_BEAT: &[u8] = b"\x05\0\0\0nacos\x04\0\0\0beat";
+const RMQ_REGISTERED: &[u8] = b"\x03\0\0\0rmq\x0a\0\0\0registered";
+const RMQ_REGISTER_SENT: &[u8] = b"\x03\0\0\0rmq\x0d\0\0\0register_sent";
+
 /// Every event but a beat: a registration sent or accepted by hand, the rest through serde.
-fn encode_other(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
+fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
     match what {
         What::Rmq(RmqNote::Registered(r)) => encode_registered(t, actor, r, out),
         What::Rmq(RmqNote::RegisterSent { reason, namesrvs, topics, version, id }) => {
             out.extend_from_slice(&t.0.to_le_bytes());
-            for s in [actor, "rmq", "register_sent"] {
-                push_str(out, s);
-            }
+            out.extend_from_slice(actor.length_prefixed());
+            out.extend_from_slice(RMQ_REGISTER_SENT);
             // A unit variant is its index (the declaration order).
             out.extend_from_slice(&(*reason as u32).to_le_bytes());
             out.extend_from_slice(&(namesrvs.len() as u32).to_le_bytes());
@@ -83,11 +91,10 @@ fn encode_other(t: SimTime, actor: &str, what: &What, out: &mut Vec<u8>) {
 
 /// `RmqNote::Registered`, as `encode` writes it: the two tags, then `Registration`'s fields in
 /// their order, the label `brokerName[id]@addr` among them, built in place.
-fn encode_registered(t: SimTime, actor: &str, r: &Registration, out: &mut Vec<u8>) {
+fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8>) {
     out.extend_from_slice(&t.0.to_le_bytes());
-    for s in [actor, "rmq", "registered"] {
-        push_str(out, s);
-    }
+    out.extend_from_slice(actor.length_prefixed());
+    out.extend_from_slice(RMQ_REGISTERED);
     let mut digits = [0u8; 20];
     let id = decimal(r.id, &mut digits);
     let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
@@ -95,8 +102,8 @@ fn encode_registered(t: SimTime, actor: &str, r: &Registration, out: &mut Vec<u8
     for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
         out.extend_from_slice(part);
     }
-    for s in [&r.cluster, &r.addr, &r.broker_name] {
-        push_str(out, s);
+    for name in [r.cluster, r.addr, r.broker_name] {
+        out.extend_from_slice(name.length_prefixed());
     }
     out.extend_from_slice(&r.id.to_le_bytes());
     out.extend_from_slice(&r.channel.0.to_le_bytes());
@@ -396,7 +403,7 @@ mod tests {
                 next,
             });
             let mut fast = Vec::new();
-            encode_event(SimTime(1234), "app1", &what, &mut fast);
+            encode_event(SimTime(1234), Name::new("app1"), &what, &mut fast);
             assert_eq!(fast, bytes(&(SimTime(1234), "app1", &what)));
         }
     }
@@ -419,7 +426,7 @@ mod tests {
             };
             let what = What::Rmq(RmqNote::Registered(Box::new(r)));
             let mut fast = Vec::new();
-            encode_event(SimTime(1234), "ns1", &what, &mut fast);
+            encode_event(SimTime(1234), Name::new("ns1"), &what, &mut fast);
             assert_eq!(fast, bytes(&(SimTime(1234), "ns1", &what)), "id {id}");
         }
     }
@@ -436,7 +443,7 @@ mod tests {
                 id: 1,
             });
             let mut fast = Vec::new();
-            encode_event(SimTime(30_000), "a0", &what, &mut fast);
+            encode_event(SimTime(30_000), Name::new("a0"), &what, &mut fast);
             assert_eq!(fast, bytes(&(SimTime(30_000), "a0", &what)), "{reason:?}");
         }
     }

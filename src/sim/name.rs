@@ -33,6 +33,10 @@ pub struct Name(&'static Entry);
 struct Entry {
     hash: u64,
     text: &'static str,
+    /// The text after its length as four little-endian bytes, in one piece: the form in which
+    /// the trace digest writes every string, so writing a name there is one copy, not two.
+    /// `text` is the tail of it.
+    prefixed: &'static [u8],
 }
 
 type Table = HashMap<&'static str, &'static Entry, rustc_hash::FxBuildHasher>;
@@ -54,10 +58,12 @@ impl Name {
         if let Some(entry) = table.get(text) {
             return Name(entry);
         }
-        let text: &'static str = Box::leak(text.into());
+        let len = u32::try_from(text.len()).expect("a name is shorter than 4 GiB");
+        let prefixed: &'static [u8] = Box::leak([&len.to_le_bytes(), text.as_bytes()].concat().into_boxed_slice());
+        let text = std::str::from_utf8(&prefixed[4..]).expect("the tail is the text it was made from");
         let mut hasher = FxHasher::default();
         text.hash(&mut hasher);
-        let entry: &'static Entry = Box::leak(Box::new(Entry { hash: hasher.finish(), text }));
+        let entry: &'static Entry = Box::leak(Box::new(Entry { hash: hasher.finish(), text, prefixed }));
         table.insert(text, entry);
         Name(entry)
     }
@@ -71,6 +77,12 @@ impl Name {
 
     pub fn as_str(&self) -> &'static str {
         self.0.text
+    }
+
+    /// The text after its length as four little-endian bytes (the trace digest's form of a
+    /// string), made once with the name.
+    pub fn length_prefixed(&self) -> &'static [u8] {
+        self.0.prefixed
     }
 }
 

@@ -108,7 +108,7 @@ impl Trace {
         // Events are encoded back to back and hashed a few kilobytes at a time: XXH3's streaming
         // digest of the concatenation is the same whichever way it is cut, and one large update
         // skips the copy into the hasher's own 256-byte buffer that a small one pays.
-        crate::sim::digest::encode_event(event.t, &event.actor, &event.what, &mut self.scratch);
+        crate::sim::digest::encode_event(event.t, event.actor, &event.what, &mut self.scratch);
         if self.scratch.len() >= HASH_CHUNK {
             self.hasher.update(&self.scratch);
             self.scratch.clear();

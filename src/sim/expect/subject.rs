@@ -6,11 +6,12 @@ use super::sends_subject::SendsWant;
 use super::table_subject::{LiveWant, RegistrationWant, TopicsWant};
 use super::Mismatch;
 use crate::rocketmq::types::BrokerAddrInfo;
-use crate::rocketmq::types::{perm, TopicRouteData};
+use crate::rocketmq::types::{perm, QueueData, TopicRouteData};
 use crate::sim::name::Name;
 use crate::sim::world::World;
 use smallvec::{smallvec, SmallVec};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// What a subject's answer depends on: a (generation, revision) pair per process it reads. Asked
 /// after every event for every open expectation, so it lives on the stack (a subject reads one
@@ -265,20 +266,40 @@ pub fn describe_route(route: Option<&TopicRouteData>) -> String {
     describe_route_brief(route, usize::MAX)
 }
 
+/// The first `max` queue datas by group name, ties in route order: what a stable sort of all of
+/// them would start with. A route client describes a 1,000-group route for eight lines each time
+/// its view changes, so the eight are picked in one pass over the route, each group compared
+/// with the eighth kept so far and most turned away by that one compare, not by sorting or
+/// partitioning all of them.
+fn first_by_name(queues: &[Arc<QueueData>], max: usize) -> Vec<&QueueData> {
+    if queues.len() <= max {
+        let mut all: Vec<&QueueData> = queues.iter().map(|q| &**q).collect();
+        all.sort_by_key(|q| q.broker_name);
+        return all;
+    }
+    let mut kept: Vec<&QueueData> = Vec::with_capacity(max + 1);
+    for q in queues {
+        if kept.len() == max {
+            match kept.last() {
+                // An equal name later in the route comes after the one kept: it is not taken.
+                Some(last) if q.broker_name < last.broker_name => {
+                    kept.pop();
+                }
+                _ => continue,
+            }
+        }
+        let at = kept.partition_point(|k| k.broker_name <= q.broker_name);
+        kept.insert(at, &**q);
+    }
+    kept
+}
+
 /// Like [`describe_route`], listing at most `max` groups and counting the rest, so a trace line
 /// about a 1,000-broker topic stays a line.
 pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> String {
     let Some(route) = route else { return "absent (TOPIC_NOT_EXIST)".into() };
-    // The first `max` queue datas by group name, ties in route order: what a stable sort of all
-    // of them would start with, without sorting a route of five hundred groups for eight lines.
-    let mut queues: Vec<_> = route.queue_datas.iter().collect();
-    if queues.len() > max && max > 0 {
-        let mut names: Vec<Name> = queues.iter().map(|q| q.broker_name).collect();
-        let last = *names.select_nth_unstable(max - 1).1;
-        queues.retain(|q| q.broker_name <= last);
-    }
-    queues.sort_by_key(|a| a.broker_name);
     let total = route.queue_datas.len();
+    let queues = first_by_name(&route.queue_datas, max);
     let mut parts: Vec<String> = queues
         .iter()
         .take(max)
@@ -293,4 +314,36 @@ pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> Strin
         parts.push(format!("... and {} more groups", total - max));
     }
     parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(name: &str, perm: u32) -> Arc<QueueData> {
+        Arc::new(QueueData {
+            broker_name: Name::new(name),
+            read_queue_nums: 4,
+            write_queue_nums: 4,
+            perm,
+            topic_sys_flag: 0,
+        })
+    }
+
+    /// The one-pass pick must give what a stable sort of the whole route starts with: the
+    /// smallest names, and among equal names (a route built from duplicated registrations
+    /// can repeat one) the first in route order.
+    #[test]
+    fn the_first_groups_by_name_are_a_stable_sorts_first() {
+        let names = ["g07", "g03", "g09", "g03", "g01", "g05", "g01", "g08", "g02", "g03", "g04", "g06"];
+        // The position in the route rides in `perm`, so ties can be told apart.
+        let route: Vec<_> = names.iter().enumerate().map(|(i, n)| queue(n, i as u32)).collect();
+        let mut sorted: Vec<&QueueData> = route.iter().map(|q| &**q).collect();
+        sorted.sort_by_key(|q| q.broker_name);
+        for max in 0..=route.len() + 1 {
+            let picked: Vec<_> = first_by_name(&route, max).iter().map(|q| (q.broker_name, q.perm)).collect();
+            let want: Vec<_> = sorted.iter().take(max).map(|q| (q.broker_name, q.perm)).collect();
+            assert_eq!(picked, want, "the first {max}");
+        }
+    }
 }
