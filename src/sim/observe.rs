@@ -73,8 +73,14 @@ impl Obs {
         self.trace.borrow_mut().record(&event);
         self.checker.borrow_mut().on_event(&event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);
-        self.record_verdicts(notes.into_iter().map(|n| (t, n)));
-        self.record_violations(t, violations);
+        // Nearly every event decides nothing and breaks nothing: two length checks here, where
+        // the calls, with their empty vectors to walk and drop, were 1.7% of the Nacos bench.
+        if !notes.is_empty() {
+            self.record_verdicts(notes.into_iter().map(|n| (t, n)));
+        }
+        if !violations.is_empty() {
+            self.record_violations(t, violations);
+        }
     }
 
     /// Called by the network driver when virtual time reaches `now`, before anything at `now`
@@ -145,7 +151,7 @@ impl Obs {
     }
 
     fn record_violations(&self, t: SimTime, violations: Vec<Violation>) {
-        // Nearly every event finds none: no borrow, no loop.
+        // Nearly every instant finds none: no borrow, no loop.
         if violations.is_empty() {
             return;
         }
