@@ -144,6 +144,7 @@ impl IdleGate {
     /// first. A zero-delay timer or a close notice so reaches its process in the order a real
     /// thread hand-off would give it, not behind every other actor's chain of messages. Rare
     /// (a few per run), so the pass goes in as a task of its own.
+    #[inline(never)]
     pub(super) fn poke(&self) {
         if let Some(pass) = self.open() {
             tokio::task::spawn_local(async move { pass.run(Woken::Poked) });

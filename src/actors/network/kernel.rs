@@ -87,6 +87,11 @@ pub(super) struct Kernel {
 
 impl Kernel {
     /// An entry for the current instant runs without waiting for the runtime to go idle.
+    ///
+    /// Every packet sent passes here, and nearly every one is due later: the compare is inlined
+    /// into the send, and only a poke pays for a call (out of line, it was 18 instructions a
+    /// packet, 1.2% of the Nacos bench).
+    #[inline]
     pub(super) fn poke_if_now(&self, at: SimTime) {
         if at <= self.now {
             self.gate.poke();
