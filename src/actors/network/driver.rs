@@ -1,6 +1,7 @@
 //! The driver: the network's one loop, which moves virtual time and delivers each instant's
 //! entries, one pass each time every actor has run dry.
 
+use super::batches::Batches;
 use super::idle::{IdleGate, Pass, Woken};
 use super::kernel::Due;
 use super::Net;
@@ -9,6 +10,7 @@ use crate::sim::invariants::Arrival;
 use crate::sim::observe::Obs;
 use crate::sim::packet::Packet;
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +29,19 @@ struct Driver {
     gate: IdleGate,
     /// Told how the run ended.
     done: RefCell<Option<oneshot::Sender<Option<SimTime>>>>,
+    /// An instant's deliveries and entries, kept from pass to pass for their memory. They are
+    /// the driver's own: kept in the network, they were taken out and put back at every instant,
+    /// and each putting back dropped the empty stand-in left there: 60 instructions an instant,
+    /// 1.7% of the RocketMQ bench.
+    scratch: RefCell<Scratch>,
+}
+
+#[derive(Default)]
+struct Scratch {
+    /// The deliveries of one pass, gathered per endpoint.
+    batches: Batches,
+    /// The entries of the instant being delivered.
+    taken: VecDeque<Due>,
 }
 
 impl Driver {
@@ -77,7 +92,7 @@ impl Driver {
                 }
                 return;
             }
-            self.net.dispatch_due(now);
+            self.net.dispatch_due(now, &mut self.scratch.borrow_mut());
             if self.target() > self.net.now() {
                 break;
             }
@@ -111,8 +126,16 @@ impl Net {
             (k.gate.clone(), k.obs.clone())
         };
         let (done, finished) = oneshot::channel();
-        let driver =
-            Rc::new(Driver { net: self.clone(), end, max_events, stop, obs, gate, done: RefCell::new(Some(done)) });
+        let driver = Rc::new(Driver {
+            net: self.clone(),
+            end,
+            max_events,
+            stop,
+            obs,
+            gate,
+            done: RefCell::new(Some(done)),
+            scratch: RefCell::default(),
+        });
         let pass = Pass::new({
             let driver = driver.clone();
             move |why, me| driver.pass(Some(why), me)
@@ -139,12 +162,10 @@ impl Net {
     /// message; a batch is sent before any timer of the same process runs, so each process
     /// still sees its packets and timers in agenda order. The instant's entries are taken from
     /// the agenda at once; what they add for this instant is taken by the next round.
-    fn dispatch_due(&self, now: SimTime) {
-        let (mut batches, mut taken, watches) = {
-            let mut k = self.0.borrow_mut();
-            (std::mem::take(&mut k.batches), std::mem::take(&mut k.taken), k.obs.watches_network())
-        };
-        while self.0.borrow_mut().agenda.take_due(now, &mut taken) {
+    fn dispatch_due(&self, now: SimTime, scratch: &mut Scratch) {
+        let Scratch { batches, taken } = scratch;
+        let watches = self.0.borrow().obs.watches_network();
+        while self.0.borrow_mut().agenda.take_due(now, taken) {
             while let Some(due) = taken.pop_front() {
                 // One borrow of the network per entry, let go only where someone else may
                 // look: before a timer's closure runs, and before the monitor hears of an
@@ -186,9 +207,6 @@ impl Net {
                 }
             }
         }
-        let mut k = self.0.borrow_mut();
-        batches.flush_all(&k.endpoints);
-        k.batches = batches;
-        k.taken = taken;
+        batches.flush_all(&self.0.borrow().endpoints);
     }
 }

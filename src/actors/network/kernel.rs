@@ -2,7 +2,6 @@
 //! a segment is scheduled or held, how a close reaches the other end, what a retransmission
 //! or SYN timer finds. What happens to an entry as it comes due is in `admit.rs`.
 
-use super::batches::Batches;
 use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -15,7 +14,7 @@ use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One agenda entry.
 ///
@@ -75,10 +74,6 @@ pub(super) struct Kernel {
     pub(super) next_timer: u64,
     /// Virtual now, as the driver last set it.
     pub(super) now: SimTime,
-    /// The driver's deliveries of one pass, kept between passes for their memory.
-    pub(super) batches: Batches,
-    /// The entries of the instant being delivered, likewise kept for their memory.
-    pub(super) taken: VecDeque<Due>,
     /// How the driver waits (see [`IdleGate`]).
     pub(super) gate: IdleGate,
     pub(super) obs: Obs,

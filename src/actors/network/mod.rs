@@ -34,11 +34,10 @@ use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
-use batches::Batches;
 use kernel::{Due, Kernel};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// Packets reach their endpoint as actix messages.
@@ -113,8 +112,6 @@ impl Net {
             next_msg: 0,
             next_timer: 0,
             now: SimTime::ZERO,
-            batches: Batches::default(),
-            taken: VecDeque::new(),
             gate,
             obs,
             net_actor: Name::new("net"),
