@@ -2,6 +2,7 @@
 //! running brokers' own configuration as the operator's actions changed it — the broker side of
 //! the story, independent of `RouteInfoManager` — and the comparison that reports the difference.
 
+use super::ghosts::Ghosts;
 use crate::rocketmq::broker::system_topics;
 use crate::rocketmq::broker::TopicChange;
 use crate::rocketmq::notes::RegisterReason;
@@ -286,6 +287,7 @@ fn diff<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
 pub fn compare(
     expected: &Expected,
     configs: &Configs,
+    ghosts: &Ghosts,
     s: &Scenario,
     running: &BTreeSet<String>,
     world: &World,
@@ -301,17 +303,18 @@ pub fn compare(
         for k in live.difference(&want.live) {
             out.push(format!("{ns}: live entry {k} should be gone"));
         }
-        let groups: Groups = t
+        let mut groups: Groups = t
             .broker_addr_table()
             .iter()
             .map(|(n, g)| (n.to_string(), g.broker_addrs.iter().map(|(&id, a)| (id, a.to_string())).collect()))
             .collect();
-        out.extend(diff(&format!("{ns}: group"), &want.groups, &groups));
-        let clusters: BTreeMap<String, BTreeSet<String>> = t
+        let mut clusters: BTreeMap<String, BTreeSet<String>> = t
             .cluster_addr_table()
             .iter()
             .map(|(c, names)| (c.to_string(), names.iter().map(|n| n.to_string()).collect()))
             .collect();
+        ghosts.leave_out(ns, &want.groups, &mut groups, &mut clusters);
+        out.extend(diff(&format!("{ns}: group"), &want.groups, &groups));
         out.extend(diff(&format!("{ns}: cluster"), &want.clusters, &clusters));
         let topics: Topics = t
             .topic_queue_table()

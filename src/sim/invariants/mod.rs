@@ -14,6 +14,7 @@
 mod arrival;
 mod derive;
 mod distro;
+mod ghosts;
 mod grpc;
 pub mod monitor;
 mod nacos;

@@ -10,6 +10,7 @@
 //! families share.
 
 use super::derive::{self, Configs, Expected};
+use super::ghosts::Ghosts;
 use super::nacos::{NacosWatch, Quiet};
 use super::sends::{AttemptSeen, SendWatch, Settled};
 use super::{Arrival, Invariant, Violation};
@@ -56,6 +57,8 @@ pub struct Monitor {
     scenario: Scenario,
     /// The brokers' config as the operator's actions so far changed it, for `Convergence`.
     configs: Configs,
+    /// Empty groups that refused registrations left on name servers, for `Convergence`.
+    ghosts: Ghosts,
     namesrvs: BTreeMap<String, NamesrvFacts>,
     /// (cluster, addr) → broker process name and the live-entry timeout its registrations must
     /// give it, derived from its config (`expiry_timeout`), never read back from the table or the
@@ -118,6 +121,7 @@ impl Monitor {
             enabled: scenario.invariants.iter().copied().collect(),
             scenario: scenario.clone(),
             configs: Configs::new(scenario),
+            ghosts: Ghosts::default(),
             namesrvs,
             brokers_by_addr,
             state: BTreeMap::new(),
@@ -169,6 +173,7 @@ impl Monitor {
                 }
                 (_, ProcState::Running) => {
                     self.ns_started.insert(name.to_string(), now);
+                    self.ghosts.restarted(name);
                     self.arrivals.remove(name);
                     self.horizons.remove(name);
                 }
@@ -224,6 +229,7 @@ impl Monitor {
             What::Rmq(RmqNote::RegisterSent { reason, version, .. }) => {
                 self.configs.registration_sent(e.actor, *reason, version);
             }
+            What::Rmq(RmqNote::RegisterRefused { .. }) => self.ghosts.refused(&e.actor, world),
             What::Rmq(RmqNote::SendDone { producer, send, ok, result, .. }) => {
                 for (invariant, detail) in self.sends.done(e.t, producer, *send, *ok, result) {
                     out.extend(self.violate(invariant, e.t, detail));
@@ -352,7 +358,7 @@ impl Monitor {
         let running: BTreeSet<String> =
             self.state.iter().filter(|(_, s)| **s == ProcState::Running).map(|(n, _)| n.clone()).collect();
         let expected = Expected::new(&self.scenario.namesrvs, &self.configs, &running);
-        let diffs = derive::compare(&expected, &self.configs, &self.scenario, &running, world);
+        let diffs = derive::compare(&expected, &self.configs, &self.ghosts, &self.scenario, &running, world);
         match diffs.is_empty() {
             true => Vec::new(),
             false => self.violate(Invariant::Convergence, end, diffs.join("; ")).into_iter().collect(),

@@ -247,3 +247,46 @@ route = { namesrv = "ns1", topic = "U", queues = { broker-a = { read = 4, write 
     );
     assert_clean(&report);
 }
+
+#[test]
+fn a_group_left_empty_by_a_refused_registration_is_not_expected_gone() {
+    // ns1 restarts at 80 s with empty tables, and at that instant a0's upsert of T sends its
+    // one-topic incremental registration there. `registerBroker` makes the group and lists it
+    // in the cluster, then refuses it (#4522: the id is not in the group yet). Both brokers
+    // die at 95 s, before their next periodic registration (100 s): nothing made a live entry,
+    // so nothing ever unregisters the group, and Java keeps it, empty, in its cluster.
+    let report = run_with(
+        r#"
+[[fault]]
+name = "ns1 down"
+at = "50s"
+crash = "ns1"
+
+[[fault]]
+name = "ns1 back"
+at = "80s"
+restart = "ns1"
+
+[[action]]
+name = "grow T"
+at = "80s"
+upsert_topic = { broker = "a0", name = "T", read = 8, write = 8 }
+
+[[fault]]
+name = "a0 dies"
+at = "95s"
+crash = "a0"
+
+[[fault]]
+name = "a1 dies"
+at = "95s"
+crash = "a1"
+
+[[expect]]
+name = "ns1 still lists the dead group in its cluster"
+at = "9m"
+cluster = { namesrv = "ns1", cluster = "DefaultCluster", brokers = ["broker-a"] }
+"#,
+    );
+    assert_clean(&report);
+}
