@@ -13,7 +13,8 @@
 //!
 //! `convergence` derives what the tables hold from the running brokers, which have no such group,
 //! so the comparison leaves out a group that is empty at the end, at a name server that refused a
-//! registration while that group was empty, unless a running broker belongs to it.
+//! registration while that group was empty and accepted none of it since, unless a running
+//! broker belongs to it.
 
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +34,14 @@ impl Ghosts {
         let table = table.borrow();
         let empty = table.broker_addr_table().iter().filter(|(_, g)| g.broker_addrs.is_empty());
         self.0.entry(ns.to_string()).or_default().extend(empty.map(|(name, _)| name.to_string()));
+    }
+
+    /// `ns` accepted a registration of `group`: the group has an address now, and a later
+    /// emptying (an unregistration removes an emptied group in Java) is no leftover.
+    pub fn filled(&mut self, ns: &str, group: &str) {
+        if let Some(ghosts) = self.0.get_mut(ns) {
+            ghosts.remove(group);
+        }
     }
 
     /// `ns` started afresh, with empty tables.

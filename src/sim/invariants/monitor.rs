@@ -230,6 +230,7 @@ impl Monitor {
                 self.configs.registration_sent(e.actor, *reason, version);
             }
             What::Rmq(RmqNote::RegisterRefused { .. }) => self.ghosts.refused(&e.actor, world),
+            What::Rmq(RmqNote::Registered(r)) => self.ghosts.filled(&e.actor, &r.broker_name),
             What::Rmq(RmqNote::SendDone { producer, send, ok, result, .. }) => {
                 for (invariant, detail) in self.sends.done(e.t, producer, *send, *ok, result) {
                     out.extend(self.violate(invariant, e.t, detail));
