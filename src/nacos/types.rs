@@ -82,7 +82,8 @@ pub struct ServiceName {
     hash: u64,
 }
 
-type ServiceTable = HashMap<(Box<str>, Box<str>), &'static ServiceName, rustc_hash::FxBuildHasher>;
+/// Keyed by the entries' own names: the text is kept once.
+type ServiceTable = HashMap<(Arc<str>, Arc<str>), &'static ServiceName, rustc_hash::FxBuildHasher>;
 
 impl ServiceKey {
     /// The key of `group@@name` in `namespace`, interning it on first use. Takes a process-wide
@@ -90,15 +91,15 @@ impl ServiceKey {
     pub fn new(namespace: &str, group: &str, name: &str) -> Self {
         static TABLE: OnceLock<Mutex<ServiceTable>> = OnceLock::new();
         let grouped = format!("{group}@@{name}");
-        let key: (Box<str>, Box<str>) = (namespace.into(), grouped.into());
+        let key: (Arc<str>, Arc<str>) = (Arc::from(namespace), Arc::from(grouped));
         // An insert is one call, so a lock poisoned by a panic elsewhere still guards a whole table.
         let mut table = TABLE.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(entry) = table.get(&key) {
             return ServiceKey(entry);
         }
-        let (namespace, grouped): (Arc<str>, Arc<str>) = (Arc::from(&*key.0), Arc::from(&*key.1));
         let mut h = rustc_hash::FxHasher::default();
-        (&*namespace, &*grouped).hash(&mut h);
+        (&*key.0, &*key.1).hash(&mut h);
+        let (namespace, grouped) = (key.0.clone(), key.1.clone());
         let entry: &'static ServiceName = Box::leak(Box::new(ServiceName { namespace, grouped, hash: h.finish() }));
         table.insert(key, entry);
         ServiceKey(entry)

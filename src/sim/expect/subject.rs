@@ -302,7 +302,6 @@ pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> Strin
     let queues = first_by_name(&route.queue_datas, max);
     let mut parts: Vec<String> = queues
         .iter()
-        .take(max)
         .map(|q| {
             // The last `BrokerData` of a name, as a map built from them all would keep.
             let data = route.broker_datas.iter().rfind(|b| b.broker_name == q.broker_name);

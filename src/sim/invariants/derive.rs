@@ -13,7 +13,8 @@ use crate::sim::scenario::{Action, BrokerSpec, NamesrvSpec, Scenario};
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
 
-type Groups = BTreeMap<String, BTreeMap<u64, String>>;
+/// group name → id → address
+pub(super) type Groups = BTreeMap<String, BTreeMap<u64, String>>;
 /// topic → broker name → (read, write, perm)
 type Topics = BTreeMap<String, BTreeMap<String, (u32, u32, u32)>>;
 

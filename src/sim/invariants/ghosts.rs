@@ -16,11 +16,9 @@
 //! registration while that group was empty and accepted none of it since, unless a running
 //! broker belongs to it.
 
+use super::derive::Groups;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// group name → id → address
-type Groups = BTreeMap<String, BTreeMap<u64, String>>;
 
 /// Name server → the groups it held empty right after refusing a registration, since it last
 /// started.
