@@ -6,8 +6,9 @@
 //! broker id the group does not have yet (a topic change's `registerIncrementBrokerData`
 //! reaching a name server that restarted since the broker's last full registration), and the
 //! state-version conflict. A refused registration makes no live entry, so neither the scanner
-//! nor a closed channel ever unregisters anything for it; and a group is only removed when an
-//! unregistration takes its last address out. A group that never got an address therefore
+//! nor a closed channel (`onChannelDestroy` looks the channel up in `brokerLiveTable` only) ever
+//! unregisters anything for it; and a group is only removed when an unregistration takes its
+//! last address out. A group that never got an address therefore
 //! stays, empty, with its name in its cluster, until the name server restarts, even after its
 //! broker is long dead. (If the broker lives, its next periodic registration fills it.)
 //!
