@@ -34,7 +34,7 @@
 
 // The same allocator as the `routesim` binary.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: routesim::allocator::Allocator = routesim::allocator::Allocator;
 
 use routesim::rocketmq::broker::BrokerConfig;
 use routesim::rocketmq::producer::{CommunicationMode, ProducerConfig};

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod actors;
+pub mod allocator;
 pub mod cli;
 pub mod nacos;
 pub mod rocketmq;

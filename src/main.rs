@@ -1,9 +1,8 @@
 //! The `routesim` command. Everything lives in the library; see `routesim::cli`.
 
-// A simulation allocates and frees millions of small messages; mimalloc does that several
-// times faster than the system allocator.
+// mimalloc, called the cheap way (`routesim::allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: routesim::allocator::Allocator = routesim::allocator::Allocator;
 
 fn main() -> std::process::ExitCode {
     routesim::cli::main()
