@@ -137,7 +137,31 @@ impl Kernel {
         }
     }
 
+    /// What a send does, by its outcome. Nearly every send goes out on an open channel: that
+    /// case is inlined into the send, a push onto the agenda, and the rest is a call. As one
+    /// out-of-line function, passing the outcome and the body through memory and back cost
+    /// 49 instructions a packet, 3.5% of the Nacos bench.
+    #[inline]
     pub(super) fn apply_send(
+        &mut self,
+        now: SimTime,
+        id: MsgId,
+        from: NodeId,
+        to: NodeId,
+        outcome: SendOutcome,
+        body: Body,
+    ) -> MsgId {
+        match outcome {
+            SendOutcome::Deliver { channel, at, opened: false } => {
+                self.push(at, Due::Deliver(Packet { id, from, to, channel, body }));
+                id
+            }
+            outcome => self.apply_send_rare(now, id, from, to, outcome, body),
+        }
+    }
+
+    #[inline(never)]
+    fn apply_send_rare(
         &mut self,
         now: SimTime,
         id: MsgId,
