@@ -21,6 +21,8 @@
 //!   swimlane report, a narrated explanation, the lesson pages (with their glossary links and
 //!   Versions section).
 //! - [`cli`] — the `routesim` command.
+//! - [`allocator`] — the global allocator of the `routesim` binary and the benches: mimalloc,
+//!   called through its plain entry points wherever a word's alignment will do.
 //!
 //! # Flow
 //!
