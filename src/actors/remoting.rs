@@ -342,7 +342,7 @@ impl<P> Remoting<P> {
     }
 
     /// The alarm rang: every request past its deadline fails, and its channel is closed
-    /// (`clientCloseSocketIfTimeout`, see [`Self::timed_out`]), unless it is still waiting for
+    /// (`clientCloseSocketIfTimeout`, see `timed_out`), unless it is still waiting for
     /// its connect. The alarm is set again for the next deadline.
     pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Dones<P>
     where

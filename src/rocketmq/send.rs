@@ -4,7 +4,7 @@
 //!
 //! 1. `NettyRemotingAbstract#processRequestCommand` asks the processor `rejectRequest()` first.
 //!    `SendMessageProcessor#rejectRequest` rejects every send on a slave unless
-//!    `enableSlaveActingMaster` is on, and the remoting layer answers `SYSTEM_BUSY` ("[REJECTREQUEST]
+//!    `enableSlaveActingMaster` is on, and the remoting layer answers `SYSTEM_BUSY` ("\[REJECTREQUEST\]
 //!    system busy, start flow control for a while"). (It also rejects while the OS page cache is
 //!    busy; the model has no page cache.)
 //! 2. `AbstractSendMessageProcessor#msgCheck`: a broker whose `brokerPermission` has lost write

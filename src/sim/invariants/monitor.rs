@@ -5,7 +5,7 @@
 //! heartbeat delivered to a name server (and every beat or registration delivered to a Nacos
 //! naming server), and about every process start, stop, hang and resume. It never trusts a
 //! server's own timestamps, so a table that forgets a refresh (or a scanner that compares with
-//! `<=`) shows up as a difference. The Nacos checks live in [`super::nacos`], the name-server
+//! `<=`) shows up as a difference. The Nacos checks live in `super::nacos`, the name-server
 //! checks in `monitor/namesrv.rs`; this file feeds them and keeps the fault bookkeeping both
 //! families share.
 

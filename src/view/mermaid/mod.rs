@@ -6,7 +6,7 @@
 //! subscribers. Routine traffic between two interesting moments — periodic registrations, beats,
 //! scan ticks that find nothing, unchanged polls — is folded into one `loop` block that names
 //! each message once with its count, and steps that repeat (an instance flapping every 5 s) are
-//! folded into one loop showing the first repetition (see [`diagram`]). Everything else is
+//! folded into one loop showing the first repetition (see `diagram`). Everything else is
 //! drawn: the fault, the channel closes, the scan's or checker's decision, the unregister batch
 //! with its steps, 20404 and the re-registration, pushes and what subscribers now see.
 
