@@ -23,6 +23,10 @@ impl Batches {
     /// Adds `packet` to its endpoint's batch (a node without an endpoint drops it).
     /// `more` says how many entries of this instant follow it: a new batch is made room for
     /// them, since a provider's hundred beats, or their hundred answers, arrive together.
+    ///
+    /// Inlined into the driver's loop, which nearly every packet of a run passes through: as a
+    /// call, saving and restoring the loop's registers cost 20 instructions a packet.
+    #[inline(always)]
     pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Option<Recipient<Packets>>], more: usize) {
         let to = packet.to;
         if self.pending.len() < endpoints.len() {

@@ -86,23 +86,31 @@ impl<E> Default for Agenda<E> {
 }
 
 impl<E> Agenda<E> {
+    /// Every packet sent and every timer set comes here: the ring's case is inlined into its
+    /// callers, the tree's is a call (as one out-of-line function, the call was 37
+    /// instructions a push, 2.6% of the Nacos bench).
+    #[inline(always)]
     pub fn push(&mut self, at: SimTime, entry: E) {
         self.len += 1;
         if self.first.is_none_or(|first| at < first) {
             self.first = Some(at);
         }
         if !self.in_ring(at) {
-            if at.0 >= self.base {
-                self.far_horizon = self.far_horizon.min(at.0);
-            }
-            self.far.entry(at).or_default().push_back(entry);
-            return;
+            return self.push_far(at, entry);
         }
         let s = at.0 as usize % SLOTS;
         if self.slot[s] == EMPTY {
             self.occupy(s, None);
         }
         self.buckets[self.slot[s] as usize].push_back(entry);
+    }
+
+    #[inline(never)]
+    fn push_far(&mut self, at: SimTime, entry: E) {
+        if at.0 >= self.base {
+            self.far_horizon = self.far_horizon.min(at.0);
+        }
+        self.far.entry(at).or_default().push_back(entry);
     }
 
     /// When the earliest entry is due.
