@@ -249,6 +249,7 @@ impl NetCore {
     }
 
     /// One transmission from `from` to `to`: its one-way delay, or why it does not arrive.
+    #[inline(always)]
     fn attempt(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<SimDuration, Miss> {
         self.reach(from, to)?;
         let p = self.rules.params(from, to);
