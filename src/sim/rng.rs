@@ -18,6 +18,7 @@ impl SimRng {
     }
 
     /// A value in `0..=max`.
+    #[inline(always)]
     pub fn up_to(&mut self, max: u64) -> u64 {
         if max == 0 {
             0
@@ -32,6 +33,7 @@ impl SimRng {
     }
 
     /// True with probability `p` (0 never draws, so a loss-free network consumes no randomness).
+    #[inline(always)]
     pub fn chance(&mut self, p: f64) -> bool {
         p > 0.0 && self.inner.gen::<f64>() < p
     }

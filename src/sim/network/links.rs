@@ -52,6 +52,9 @@ impl LinkRules {
         LinkRules { default, ..Default::default() }
     }
 
+    /// Asked for every packet, like `reachable`, and like the RNG's `chance` and `up_to` that
+    /// follow it there: each was a call of a few instructions until marked to inline always.
+    #[inline(always)]
     pub fn params(&self, from: NodeId, to: NodeId) -> LinkParams {
         self.overrides.get(&(from, to)).copied().unwrap_or(self.default)
     }

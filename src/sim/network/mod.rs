@@ -238,6 +238,7 @@ impl NetCore {
     }
 
     /// Whether a transmission from `from` can reach `to` now, and if not, why.
+    #[inline(always)]
     fn reach(&self, from: NodeId, to: NodeId) -> Result<(), Miss> {
         if !self.rules.reachable(from, to) {
             Err(Miss::Cut)
