@@ -130,10 +130,18 @@ impl<C> InFlight<C> {
         }
     }
 
+    /// Every answer comes here, and nearly always for the oldest attempt: that case is inlined
+    /// into the answer's handling, the search is a call.
+    #[inline(always)]
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
         if self.attempts.front().is_some_and(|(m, _)| *m == msg) {
             return self.attempts.pop_front().map(|(_, a)| a);
         }
+        self.take_searched(msg)
+    }
+
+    #[inline(never)]
+    fn take_searched(&mut self, msg: MsgId) -> Option<Attempt<C>> {
         let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
         self.attempts.remove(i).map(|(_, a)| a)
     }
