@@ -60,10 +60,6 @@ impl NetCore {
     }
 
     /// A write on a known channel (a server's reply). Nothing if `from` already closed it.
-    ///
-    /// Every packet of a run goes through this, `write`, `transmit` and `attempt`: each is
-    /// inlined into the send it serves, because as calls they cost 2.3% of the Nacos bench in
-    /// arguments and results passed through memory (plain `#[inline]` left them calls).
     #[inline(always)]
     pub fn send_on(
         &mut self,
@@ -79,6 +75,10 @@ impl NetCore {
         }
     }
 
+    /// A segment written on an open (or opening) channel: every data packet of a run comes here,
+    /// from `send_how` or `send_on`, and goes on through `transmit` and `attempt`. All four are
+    /// inlined into the send they serve: as calls they cost 2.3% of the Nacos bench in arguments
+    /// and results passed through memory (plain `#[inline]` left them calls).
     #[inline(always)]
     pub(super) fn write(
         &mut self,
