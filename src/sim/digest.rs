@@ -47,10 +47,10 @@ pub fn encode_event(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
         return encode_other(t, actor, what, out);
     };
     out.extend_from_slice(&t.0.to_le_bytes());
-    out.extend_from_slice(actor.length_prefixed());
+    push_name(out, actor);
     out.extend_from_slice(NACOS_BEAT);
-    out.extend_from_slice(instance.length_prefixed());
-    out.extend_from_slice(server.length_prefixed());
+    push_name(out, *instance);
+    push_name(out, *server);
     out.push(u8::from(*light));
     out.extend_from_slice(&code.to_le_bytes());
     match next {
@@ -73,7 +73,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
         What::Rmq(RmqNote::Registered(r)) => encode_registered(t, actor, r, out),
         What::Rmq(RmqNote::RegisterSent { reason, namesrvs, topics, version, id }) => {
             out.extend_from_slice(&t.0.to_le_bytes());
-            out.extend_from_slice(actor.length_prefixed());
+            push_name(out, actor);
             out.extend_from_slice(RMQ_REGISTER_SENT);
             // A unit variant is its index (the declaration order).
             out.extend_from_slice(&(*reason as u32).to_le_bytes());
@@ -93,7 +93,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
 /// their order, the label `brokerName[id]@addr` among them, built in place.
 fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8>) {
     out.extend_from_slice(&t.0.to_le_bytes());
-    out.extend_from_slice(actor.length_prefixed());
+    push_name(out, actor);
     out.extend_from_slice(RMQ_REGISTERED);
     let mut digits = [0u8; 20];
     let id = decimal(r.id, &mut digits);
@@ -103,7 +103,7 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
         out.extend_from_slice(part);
     }
     for name in [r.cluster, r.addr, r.broker_name] {
-        out.extend_from_slice(name.length_prefixed());
+        push_name(out, name);
     }
     out.extend_from_slice(&r.id.to_le_bytes());
     out.extend_from_slice(&r.channel.0.to_le_bytes());
@@ -114,6 +114,20 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
         push_str(out, topic);
     }
     out.extend_from_slice(&r.timeout.0.to_le_bytes());
+}
+
+/// Appends a name as a string: its length, then its text (`Name::length_prefixed`). A short
+/// name goes as one fixed-width block, then the vector is cut back to the name's end.
+#[inline(always)]
+fn push_name(out: &mut Vec<u8>, name: Name) {
+    match name.prefixed_block() {
+        Some(block) => {
+            let end = out.len() + name.length_prefixed().len();
+            out.extend_from_slice(block);
+            out.truncate(end);
+        }
+        None => out.extend_from_slice(name.length_prefixed()),
+    }
 }
 
 fn push_str(out: &mut Vec<u8>, s: &str) {
@@ -394,17 +408,23 @@ mod tests {
     #[test]
     fn the_hand_written_beat_is_byte_for_byte_what_serde_writes() {
         use crate::sim::clock::SimDuration;
-        for (light, code, next) in [(true, 10200, Some(SimDuration(5000))), (false, 20404, None)] {
-            let what = What::Nacos(NacosNote::Beat {
-                instance: "orders-1".into(),
-                server: "nacos1".into(),
-                light,
-                code,
-                next,
-            });
-            let mut fast = Vec::new();
-            encode_event(SimTime(1234), Name::new("app1"), &what, &mut fast);
-            assert_eq!(fast, bytes(&(SimTime(1234), "app1", &what)));
+        // Names copied as a fixed-width block (up to 28 bytes of text), at its edge, and past it.
+        let edge = "e".repeat(28);
+        let long = "l".repeat(29);
+        let cases = [
+            (true, 10200, Some(SimDuration(5000)), "orders-1", "app1"),
+            (false, 20404, None, edge.as_str(), long.as_str()),
+            (true, 10200, None, long.as_str(), edge.as_str()),
+        ];
+        for (light, code, next, instance, actor) in cases {
+            let what =
+                What::Nacos(NacosNote::Beat { instance: instance.into(), server: "nacos1".into(), light, code, next });
+            // Something before the event: the block's copy starts mid-vector.
+            let mut fast = vec![9];
+            encode_event(SimTime(1234), Name::new(actor), &what, &mut fast);
+            let mut slow = vec![9];
+            slow.extend(bytes(&(SimTime(1234), actor, &what)));
+            assert_eq!(fast, slow);
         }
     }
 
