@@ -121,8 +121,8 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
 #[inline(always)]
 fn push_name(out: &mut Vec<u8>, name: Name) {
     match name.prefixed_block() {
-        Some(block) => {
-            let end = out.len() + name.length_prefixed().len();
+        Some((block, used)) => {
+            let end = out.len() + used;
             out.extend_from_slice(block);
             out.truncate(end);
         }
