@@ -44,6 +44,7 @@ pub struct AppInstance {
 }
 
 /// What an HTTP call is for.
+#[derive(Clone, Copy)]
 enum Purpose {
     /// `then` is set for a `BeatTask`'s 20404 re-registration: the chain to resume (if it was
     /// not stopped meanwhile) when the registration returns. `idx` is a `u32` so that a call in
@@ -137,7 +138,7 @@ impl NacosApp {
         let service = self.instances[idx].service.clone();
         let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
         if let Some(o) = self.http.call(Purpose::Register { idx: idx as u32, then }, msg, ctx) {
-            self.outcome(o, ctx);
+            self.outcome(&o, ctx);
         }
     }
 
@@ -212,15 +213,15 @@ impl NacosApp {
         let req = if beat.light { requests.light.clone() } else { requests.full.clone() };
         let purpose = Purpose::Beat { idx, task, light: beat.light, instance: requests.instance };
         if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), ctx) {
-            self.outcome(o, ctx);
+            self.outcome(&o, ctx);
         }
     }
 
-    fn outcome(&mut self, outcome: Outcome<Purpose>, ctx: &mut Context<Self>) {
-        match outcome {
+    fn outcome(&mut self, outcome: &Outcome<'_, Purpose>, ctx: &mut Context<Self>) {
+        match *outcome {
             Outcome::Answered { purpose: Purpose::Beat { idx, task, light, instance }, server, answer } => {
                 let Answer::Beat(reply) = answer else { return };
-                let after = self.reactor.on_answer(task, &reply);
+                let after = self.reactor.on_answer(task, reply);
                 if let Some(enabled) = after.light_changed {
                     self.env.record(NacosNote::LightBeats { enabled, server });
                 }
@@ -251,20 +252,20 @@ impl NacosApp {
                     self.deregister_next(ctx);
                 }
             }
-            Outcome::Failed { purpose: Purpose::Beat { idx, task, instance, .. }, api, failure } => {
+            Outcome::Failed { purpose: Purpose::Beat { idx, task, instance, .. }, api, ref failure } => {
                 let next_beat = self.reactor.on_failure(task);
-                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
+                self.env.record(NacosNote::CallFailed { instance, api, failure: failure.clone(), next_beat });
                 if let Some(d) = next_beat {
                     self.schedule_beat(idx, task, d, ctx);
                 }
                 self.release(ctx);
             }
-            Outcome::Failed { purpose: Purpose::Register { idx, then }, api, failure } => {
+            Outcome::Failed { purpose: Purpose::Register { idx, then }, api, ref failure } => {
                 let idx = idx as usize;
                 // The BeatTask ignores a failed re-registration and carries on.
                 let instance = self.instances[idx].name;
                 let next_beat = then.flatten().map(|(_, d)| d);
-                self.env.record(NacosNote::CallFailed { instance, api, failure, next_beat });
+                self.env.record(NacosNote::CallFailed { instance, api, failure: failure.clone(), next_beat });
                 self.beat_task_registered(idx, then, ctx);
             }
             Outcome::Failed { purpose: Purpose::Deregister { idx, shutdown }, .. } => {
@@ -361,18 +362,14 @@ impl Handler<Wake> for NacosApp {
 impl Handler<Packet> for NacosApp {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        for o in self.http.on_packet(&p, ctx) {
-            self.outcome(o, ctx);
-        }
+        self.http.on_packet(&p, ctx).each(|o| self.outcome(o, ctx));
     }
 }
 
 impl Handler<ReadTimeouts> for NacosApp {
     type Result = ();
     fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        for o in self.http.on_read_timeouts(ctx) {
-            self.outcome(o, ctx);
-        }
+        self.http.on_read_timeouts(ctx).each(|o| self.outcome(o, ctx));
     }
 }
 

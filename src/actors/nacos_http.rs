@@ -18,7 +18,6 @@ use crate::sim::name::Name;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
-use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// One `reqApi` call in progress.
@@ -28,17 +27,46 @@ pub struct Call<P> {
     api: ReqApi,
 }
 
-/// How a call ended.
-pub enum Outcome<P> {
+/// How a call ended. An answer is lent from its packet.
+pub enum Outcome<'a, P> {
     /// A 2xx answer from `server`.
-    Answered { purpose: P, server: Name, answer: Answer },
+    Answered { purpose: P, server: Name, answer: &'a Answer },
     /// Every server failed; `failure` is the last one's reason.
     Failed { purpose: P, api: &'static str, failure: Failure },
 }
 
-/// What one packet or alarm ended: nearly always none or one call, so it lives inline rather
-/// than in a fresh heap buffer per answer.
-pub type Outcomes<P> = SmallVec<[Outcome<P>; 1]>;
+/// What one packet or alarm ended: nearly always none or one call. The first is kept inline and
+/// any more in a vector (empty, so unallocated, almost always), and [`Outcomes::each`] hands
+/// them on where they lie. A `SmallVec` cost every beat's answer three copies of the outcome
+/// (pushed, moved into its iterator, taken out), each read back at once in other widths than it
+/// was written: a stall on the store buffer per copy.
+pub struct Outcomes<'a, P> {
+    first: Option<Outcome<'a, P>>,
+    more: Vec<Outcome<'a, P>>,
+}
+
+impl<'a, P> Outcomes<'a, P> {
+    fn new() -> Self {
+        Outcomes { first: None, more: Vec::new() }
+    }
+
+    fn push(&mut self, outcome: Outcome<'a, P>) {
+        match self.first {
+            None => self.first = Some(outcome),
+            Some(_) => self.more.push(outcome),
+        }
+    }
+
+    /// Shows each outcome to `f`, in the order they came. Lent, not moved: a move is one more
+    /// copy, read back at once.
+    #[inline(always)]
+    pub fn each(&self, mut f: impl FnMut(&Outcome<'a, P>)) {
+        if let Some(first) = &self.first {
+            f(first);
+            self.more.iter().for_each(f);
+        }
+    }
+}
 
 /// The read-timeout alarm of a process's HTTP client.
 #[derive(Message)]
@@ -61,7 +89,7 @@ impl<P> HttpClient<P> {
 
     /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
     /// with no server configured: then it fails at once ("no server available").
-    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, ctx: &Context<A>) -> Option<Outcome<P>>
+    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, ctx: &Context<A>) -> Option<Outcome<'static, P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -116,7 +144,7 @@ impl<P> HttpClient<P> {
     }
 
     /// One attempt failed: trace it and try the next server, or report the call failed.
-    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Outcomes<P>)
+    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Outcomes<'_, P>)
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {
@@ -133,25 +161,31 @@ impl<P> HttpClient<P> {
     }
 
     /// A packet for this process: an answer, or a network notice about one of our requests.
-    pub fn on_packet<A>(&mut self, p: &Packet, ctx: &Context<A>) -> Outcomes<P>
+    /// An answer is lent to the caller, not copied; the attempt it ends is read where it lies.
+    /// Every beat's answer comes here, and each copy of an attempt or an outcome cost a stall
+    /// on the store buffer: read back at once in other widths than it was written.
+    pub fn on_packet<'a, A>(&mut self, p: &'a Packet, ctx: &Context<A>) -> Outcomes<'a, P>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
+        P: Copy,
     {
         let mut out = Outcomes::new();
         match &p.body {
             Body::Nacos(NacosMsg::Reply { reply_to, answer }) => {
-                // An answer after the read timeout finds nothing: the call moved on.
-                let Some(attempt) = self.inflight.take(*reply_to) else { return out };
-                match answer {
-                    Answer::Error { status, message } => {
+                let reply_to = *reply_to;
+                if let Answer::Error { status, message } = answer {
+                    // An answer after the read timeout finds nothing: the call moved on.
+                    if let Some(attempt) = self.inflight.take(reply_to) {
                         let failure = Failure::Http { status: *status, message: message.clone() };
                         self.failed(attempt, failure, ctx, &mut out);
                     }
-                    answer => {
-                        let server = self.servers[attempt.server as usize].0;
-                        out.push(Outcome::Answered { purpose: attempt.call.purpose, server, answer: answer.clone() });
-                    }
+                    return out;
                 }
+                let Some(attempt) = self.inflight.get(reply_to) else { return out };
+                let (purpose, server) = (attempt.call.purpose, self.servers[attempt.server as usize].0);
+                self.inflight.end(reply_to);
+                // Built where it is returned: pushed, it was one more copy.
+                return Outcomes { first: Some(Outcome::Answered { purpose, server, answer }), more: Vec::new() };
             }
             Body::Notice(Notice::SendFailed { msg, reason, .. }) => {
                 if let Some(attempt) = self.inflight.take(*msg) {
@@ -173,7 +207,7 @@ impl<P> HttpClient<P> {
     }
 
     /// The alarm rang: every attempt past its read deadline fails and its channel is closed.
-    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Outcomes<P>
+    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Outcomes<'static, P>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
     {

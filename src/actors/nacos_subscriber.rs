@@ -22,6 +22,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// One query in flight: which service, which kind, and whether it is the first (`updateServiceNow`).
+#[derive(Clone, Copy)]
 struct Poll {
     idx: usize,
     kind: PollKind,
@@ -59,7 +60,7 @@ impl NacosSubscriber {
             healthy_only: false,
         };
         if let Some(o) = self.http.call(Poll { idx, kind, first }, NacosMsg::List(Arc::new(req)), ctx) {
-            self.outcome(o, ctx);
+            self.outcome(&o, ctx);
         }
     }
 
@@ -93,11 +94,14 @@ impl NacosSubscriber {
         self.env.record(NacosNote::ViewChanged { service: service.clone(), source, server, view, hosts });
     }
 
-    fn outcome(&mut self, outcome: Outcome<Poll>, ctx: &mut Context<Self>) {
-        let (Poll { idx, kind, first }, answer, server) = match outcome {
-            Outcome::Answered { purpose, server, answer: Answer::List(info) } => (purpose, Some(info), Some(server)),
+    fn outcome(&mut self, outcome: &Outcome<'_, Poll>, ctx: &mut Context<Self>) {
+        let (Poll { idx, kind, first }, answer, server) = match *outcome {
+            Outcome::Answered { purpose, server, answer: Answer::List(info) } => {
+                (purpose, Some(info.clone()), Some(server))
+            }
             Outcome::Answered { .. } => return,
-            Outcome::Failed { purpose, failure, .. } => {
+            Outcome::Failed { purpose, ref failure, .. } => {
+                let failure = failure.clone();
                 let service = self.services[purpose.idx].clone();
                 let next = if purpose.first {
                     SimDuration(DEFAULT_DELAY)
@@ -171,18 +175,14 @@ impl Handler<Packet> for NacosSubscriber {
             self.env.net.send_datagram(self.env.node, p.from, Body::Nacos(NacosMsg::PushAck { ack: *ack }));
             return;
         }
-        for o in self.http.on_packet(&p, ctx) {
-            self.outcome(o, ctx);
-        }
+        self.http.on_packet(&p, ctx).each(|o| self.outcome(o, ctx));
     }
 }
 
 impl Handler<ReadTimeouts> for NacosSubscriber {
     type Result = ();
     fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        for o in self.http.on_read_timeouts(ctx) {
-            self.outcome(o, ctx);
-        }
+        self.http.on_read_timeouts(ctx).each(|o| self.outcome(o, ctx));
     }
 }
 

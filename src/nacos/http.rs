@@ -130,8 +130,35 @@ impl<C> InFlight<C> {
         }
     }
 
-    /// Every answer comes here, and nearly always for the oldest attempt: that case is inlined
-    /// into the answer's handling, the search is a call.
+    /// The attempt `msg` answers, left where it is: an answer reads two of its fields, and then
+    /// [`end`](Self::end)s it. Nearly always the oldest attempt: that case is inlined into the
+    /// answer's handling, the search is a call.
+    #[inline(always)]
+    pub fn get(&self, msg: MsgId) -> Option<&Attempt<C>> {
+        match self.attempts.front() {
+            Some((m, a)) if *m == msg => Some(a),
+            _ => self.get_searched(msg),
+        }
+    }
+
+    #[inline(never)]
+    fn get_searched(&self, msg: MsgId) -> Option<&Attempt<C>> {
+        let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
+        self.attempts.get(i).map(|(_, a)| a)
+    }
+
+    /// Drops attempt `msg`, if it is still in flight.
+    #[inline(always)]
+    pub fn end(&mut self, msg: MsgId) {
+        if self.attempts.front().is_some_and(|(m, _)| *m == msg) {
+            self.attempts.pop_front();
+        } else {
+            self.take_searched(msg);
+        }
+    }
+
+    /// Takes attempt `msg` out, for a failure that goes on with its call. Nearly always the
+    /// oldest attempt, as in `get`.
     #[inline(always)]
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
         if self.attempts.front().is_some_and(|(m, _)| *m == msg) {

@@ -23,7 +23,7 @@ impl NacosApp {
         let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
         let msg = NacosMsg::Deregister(Arc::new(req));
         if let Some(o) = self.http.call(Purpose::Deregister { idx, shutdown }, msg, ctx) {
-            self.outcome(o, ctx);
+            self.outcome(&o, ctx);
         }
     }
 }
