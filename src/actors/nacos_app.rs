@@ -225,7 +225,7 @@ impl NacosApp {
                 if let Some(enabled) = after.light_changed {
                     self.env.record(NacosNote::LightBeats { enabled, server });
                 }
-                self.env.record(NacosNote::Beat { instance, server, light, code: reply.code, next: after.next });
+                self.env.record_beat(instance, server, light, reply.code, after.next);
                 match after.reregister {
                     // The BeatTask registers inside its run: its thread stays busy until then.
                     Some(again) => {
