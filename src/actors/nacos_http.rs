@@ -223,3 +223,30 @@ impl<P> HttpClient<P> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_are_shown_in_the_order_they_came() {
+        // A channel closing under three attempts ends three calls: the first inline, the rest in
+        // the vector, all seen in order.
+        let answer = Answer::Ok;
+        let mut out = Outcomes::new();
+        out.push(Outcome::Answered { purpose: 1, server: Name::new("nacos1"), answer: &answer });
+        for purpose in [2, 3] {
+            out.push(Outcome::Failed { purpose, api: "beat", failure: Failure::Closed });
+        }
+        let mut seen = Vec::new();
+        out.each(|o| {
+            seen.push(match o {
+                Outcome::Answered { purpose, .. } | Outcome::Failed { purpose, .. } => *purpose,
+            })
+        });
+        assert_eq!(seen, [1, 2, 3]);
+        let mut none = 0;
+        Outcomes::<u8>::new().each(|_| none += 1);
+        assert_eq!(none, 0);
+    }
+}
