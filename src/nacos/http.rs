@@ -143,18 +143,13 @@ impl<C> InFlight<C> {
 
     #[inline(never)]
     fn get_searched(&self, msg: MsgId) -> Option<&Attempt<C>> {
-        let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
-        self.attempts.get(i).map(|(_, a)| a)
+        self.attempts.get(self.position(msg)?).map(|(_, a)| a)
     }
 
     /// Drops attempt `msg`, if it is still in flight.
     #[inline(always)]
     pub fn end(&mut self, msg: MsgId) {
-        if self.attempts.front().is_some_and(|(m, _)| *m == msg) {
-            self.attempts.pop_front();
-        } else {
-            self.take_searched(msg);
-        }
+        self.take(msg);
     }
 
     /// Takes attempt `msg` out, for a failure that goes on with its call. Nearly always the
@@ -169,8 +164,12 @@ impl<C> InFlight<C> {
 
     #[inline(never)]
     fn take_searched(&mut self, msg: MsgId) -> Option<Attempt<C>> {
-        let i = self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()?;
-        self.attempts.remove(i).map(|(_, a)| a)
+        self.attempts.remove(self.position(msg)?).map(|(_, a)| a)
+    }
+
+    /// Where attempt `msg` is kept, by binary search (the queue is in message-id order).
+    fn position(&self, msg: MsgId) -> Option<usize> {
+        self.attempts.binary_search_by_key(&msg, |(m, _)| *m).ok()
     }
 
     /// Attempts whose read deadline has passed, by deadline then by message id.
