@@ -28,6 +28,13 @@ pub struct Call<P> {
 }
 
 /// How a call ended. An answer is lent from its packet.
+///
+/// Its tag is a whole word (`repr(u64)`), so that the fields start on the word after it. An
+/// answer's outcome is built on the stack, then moved into [`Outcomes`]: with a two-byte tag,
+/// the move read the purpose from two bytes past where it had just been written, in 16-byte
+/// pieces that straddled the pieces written, which the CPU cannot forward from its store
+/// buffer. That one stall per beat was 5.6% of the Nacos bench's sampled time.
+#[repr(u64)]
 pub enum Outcome<'a, P> {
     /// A 2xx answer from `server`.
     Answered { purpose: P, server: Name, answer: &'a Answer },
