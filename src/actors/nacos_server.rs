@@ -15,7 +15,7 @@ use crate::nacos::naming::{Change, NamingServer};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::push::PushEngine;
 use crate::nacos::types::{ClientKey, ServiceInfo, CODE_RESOURCE_NOT_FOUND};
-use crate::nacos::wire::{Answer, NacosMsg};
+use crate::nacos::wire::{Answer, BeatReq, NacosMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::NodeId;
 use crate::sim::packet::{Body, Packet};
@@ -122,6 +122,32 @@ impl NacosServer {
         self.env.send_on(p.channel, Body::Nacos(NacosMsg::Reply { reply_to: p.id, answer }));
     }
 
+    /// `InstanceController#beat`, answered; the changes it made are returned for tracing.
+    fn beat(&mut self, p: &Packet, req: &BeatReq, now: SimTime) -> Vec<Change> {
+        // Nearly every beat keeps a healthy instance healthy: answered, nothing changed.
+        let steady = self.core.borrow_mut().beat_steady(now, req);
+        if let Some(reply) = steady {
+            self.reply(p, Answer::Beat(reply));
+            return Vec::new();
+        }
+        let (answer, changes) = self.core.borrow_mut().handle_beat(now, req);
+        let client = || ClientKey::new(&req.ip, req.port);
+        match &answer {
+            Answer::Beat(r) if r.code == CODE_RESOURCE_NOT_FOUND => {
+                self.env.record(NacosNote::BeatNotFound { service: req.service.clone(), client: client() })
+            }
+            Answer::Error { status, message } => self.env.record(NacosNote::BeatFailed {
+                service: req.service.clone(),
+                client: client(),
+                status: *status,
+                message: message.clone(),
+            }),
+            _ => {}
+        }
+        self.reply(p, answer);
+        changes
+    }
+
     /// Traces the changes, queues their pushes, and wakes the checker if a client became due
     /// earlier than it planned to wake.
     pub(crate) fn changed(&mut self, changes: Vec<Change>, ctx: &mut Context<Self>) {
@@ -177,24 +203,7 @@ impl Handler<Packet> for NacosServer {
                 self.reply(&p, Answer::Ok);
                 changes
             }
-            NacosMsg::Beat(req) => {
-                let (answer, changes) = self.core.borrow_mut().handle_beat(now, req);
-                let client = || ClientKey::new(&req.ip, req.port);
-                match &answer {
-                    Answer::Beat(r) if r.code == CODE_RESOURCE_NOT_FOUND => {
-                        self.env.record(NacosNote::BeatNotFound { service: req.service.clone(), client: client() })
-                    }
-                    Answer::Error { status, message } => self.env.record(NacosNote::BeatFailed {
-                        service: req.service.clone(),
-                        client: client(),
-                        status: *status,
-                        message: message.clone(),
-                    }),
-                    _ => {}
-                }
-                self.reply(&p, answer);
-                changes
-            }
+            NacosMsg::Beat(req) => self.beat(&p, req, now),
             NacosMsg::List(req) => {
                 self.udp.insert(ClientKey::new(&req.client_ip, req.udp_port), p.from);
                 let (info, changes) = self.core.borrow_mut().list(now, req);

@@ -6,6 +6,7 @@ use crate::nacos::health::ClientSched;
 use crate::nacos::types::{ClientKey, Host, Instance, ServiceInfo, ServiceKey, CODE_OK, CODE_RESOURCE_NOT_FOUND};
 use crate::nacos::wire::{Answer, BeatReply, BeatReq, DeregisterReq, ListReq};
 use crate::sim::clock::SimTime;
+use crate::sim::name::Name;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -120,13 +121,10 @@ impl NamingServer {
     ///   `ServiceChangedEvent` only then), and `client.setLastUpdatedTime()` → `10200`.
     pub fn handle_beat(&mut self, now: SimTime, req: &BeatReq) -> (Answer, Vec<Change>) {
         // A full beat's body overrides the query's ip and port, and its cluster unless blank (#2533).
-        let (ip, port) = match &req.body {
-            Some(b) => (&b.ip, b.port),
-            None => (&req.ip, req.port),
-        };
+        let (ip, port) = beat_addr(req);
         let key = ClientKey::new(ip, port);
-        if let Some(answer) = self.beat_known(now, req, &key) {
-            return answer;
+        if let Some((reply, changes)) = self.beat_known(now, req, &key, true) {
+            return (Answer::Beat(reply), changes);
         }
         // Past the common case: the query's interned cluster becomes the text the tables keep.
         let cluster = &match &req.body {
@@ -173,9 +171,28 @@ impl NamingServer {
         (self.beat_answer(&req.service, &key, cluster, CODE_OK), changes)
     }
 
+    /// (D) for an instance its client already publishes, that was healthy and stays so: nearly
+    /// every beat. It changes nothing anyone is told of, so it returns only its answer, which
+    /// fits in two registers; `None` sends the beat to [`handle_beat`](Self::handle_beat). As
+    /// `handle_beat`'s answer and change list, returned through memory, every beat's result was
+    /// written a field at a time and read back at once in 16-byte pieces, which the CPU cannot
+    /// forward from its store buffer: 3% of the Nacos bench's sampled time.
+    pub fn beat_steady(&mut self, now: SimTime, req: &BeatReq) -> Option<BeatReply> {
+        let (ip, port) = beat_addr(req);
+        self.beat_known(now, req, &ClientKey::new(ip, port), false).map(|(reply, _)| reply)
+    }
+
     /// Branch (D) for an instance the client already publishes — nearly every beat — with one
-    /// lookup of the client. `None` sends the beat down the general path.
-    fn beat_known(&mut self, now: SimTime, req: &BeatReq, key: &ClientKey) -> Option<(Answer, Vec<Change>)> {
+    /// lookup of the client; a health flip only if `may_flip`. `None` sends the beat down the
+    /// general path.
+    #[inline(always)]
+    fn beat_known(
+        &mut self,
+        now: SimTime,
+        req: &BeatReq,
+        key: &ClientKey,
+        may_flip: bool,
+    ) -> Option<(BeatReply, Vec<Change>)> {
         if !self.services.contains(&req.service) {
             return None;
         }
@@ -184,12 +201,15 @@ impl NamingServer {
         // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are
         // the client's own key here, so the comparison always holds.
         let p = client.publishers.get_mut(&req.service)?;
-        let silent = now.since(p.last_heart_beat);
-        p.last_heart_beat = now;
         // The change list is made only where it is returned: a vector made empty first and then
         // moved was read back at once in other widths than it was written (a stall on the
         // store buffer per beat, 3% of the Nacos bench's time).
         let flipped = !p.healthy;
+        if flipped && !may_flip {
+            return None;
+        }
+        let silent = now.since(p.last_heart_beat);
+        p.last_heart_beat = now;
         p.healthy = true;
         let interval = p.timeouts.interval.unwrap_or(config.client_beat_interval);
         client.last_updated = now;
@@ -205,13 +225,13 @@ impl NamingServer {
         let light_beat_enabled = config.light_beat_enabled;
         let reply = BeatReply { client_beat_interval: interval, code: CODE_OK, light_beat_enabled };
         if !flipped {
-            return Some((Answer::Beat(reply), Vec::new()));
+            return Some((reply, Vec::new()));
         }
         self.bump();
         // `ClientBeatProcessorV2`: the flip back to healthy is a `ClientChangedEvent` too.
         self.mark_ip_dirty(key, false);
         let change = Change::HealthyAgain { service: req.service.clone(), client: key.clone(), silent };
-        Some((Answer::Beat(reply), vec![change]))
+        Some((reply, vec![change]))
     }
 
     fn beat_answer(&self, service: &ServiceKey, key: &ClientKey, cluster: &Arc<str>, code: i32) -> Answer {
@@ -294,5 +314,13 @@ impl NamingServer {
         let info = Arc::new(info);
         self.storage.insert(service.clone(), info.clone());
         info
+    }
+}
+
+/// The address a beat speaks for: a full beat's body overrides the query's ip and port.
+fn beat_addr(req: &BeatReq) -> (&Name, u16) {
+    match &req.body {
+        Some(b) => (&b.ip, b.port),
+        None => (&req.ip, req.port),
     }
 }

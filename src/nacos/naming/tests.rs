@@ -168,6 +168,34 @@ fn a_beat_refreshes_silently_and_flips_an_unhealthy_instance_back() {
 }
 
 #[test]
+fn a_steady_beat_answers_as_handle_beat_and_leaves_every_other_beat_untouched() {
+    // The server tries `beat_steady` first: it must answer a known healthy instance exactly as
+    // `handle_beat` would, and change nothing when it declines (a flip, or an unknown beat).
+    let beat = light("orders", 8080);
+    let (mut steady, mut general) = (server(), server());
+    for s in [&mut steady, &mut general] {
+        s.register(SimTime(0), &svc("orders"), &instance(8080, &[]), RegisterSource::Request);
+    }
+    let reply = steady.beat_steady(SimTime(5_000), &beat).expect("a known healthy instance is steady");
+    let (answer, changes) = general.handle_beat(SimTime(5_000), &beat);
+    assert_eq!(reply, beat_reply(&answer));
+    assert!(changes.is_empty());
+    for s in [&steady, &general] {
+        assert_eq!(s.instance(&svc("orders"), &key(8080)).unwrap().last_heart_beat, SimTime(5_000));
+        assert_eq!(s.client(&key(8080)).unwrap().last_updated, SimTime(5_000));
+    }
+    // Unhealthy: the flip back is handle_beat's (it reports it), so the steady path declines.
+    steady.check_client(&key(8080), SimTime(25_000), &mut Vec::new());
+    let rev = steady.revision();
+    assert_eq!(steady.beat_steady(SimTime(26_000), &beat), None);
+    assert!(!steady.instance(&svc("orders"), &key(8080)).unwrap().healthy);
+    assert_eq!(steady.instance(&svc("orders"), &key(8080)).unwrap().last_heart_beat, SimTime(5_000));
+    assert_eq!(steady.revision(), rev);
+    // Unknown to the server: 20404 is handle_beat's answer.
+    assert_eq!(steady.beat_steady(SimTime(26_000), &light("orders", 9090)), None);
+}
+
+#[test]
 fn the_beat_interval_answer_comes_from_metadata_before_the_switch() {
     // Nacos InstanceOperatorClientImpl#getHeartBeatInterval: extendDatum, then switchDomain (#3353)
     let mut s = server();
