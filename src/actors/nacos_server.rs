@@ -122,7 +122,8 @@ impl NacosServer {
         self.env.send_on(p.channel, Body::Nacos(NacosMsg::Reply { reply_to: p.id, answer }));
     }
 
-    /// `InstanceController#beat`, answered; the changes it made are returned for tracing.
+    /// `InstanceController#beat`, answered; the changes it made are returned, for
+    /// [`changed`](Self::changed) to trace and push.
     fn beat(&mut self, p: &Packet, req: &BeatReq, now: SimTime) -> Vec<Change> {
         // Nearly every beat keeps a healthy instance healthy: answered, nothing changed.
         let steady = self.core.borrow_mut().beat_steady(now, req);
