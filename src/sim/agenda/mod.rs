@@ -52,6 +52,12 @@ pub struct Agenda<E> {
     /// lets the ring turn without searching the tree every time, which a busy run does at
     /// nearly every instant while the tree holds the odd far timer.
     far_horizon: u64,
+    /// No instant in `far`, before `base` or after, is earlier than this. Also a lower bound
+    /// only, made exact whenever the tree is searched: while the ring's earliest instant is
+    /// before it, the tree need not be looked at. The RocketMQ bench keeps a couple of thousand
+    /// idle checks two minutes out there, and finding the tree's first key anew at every
+    /// instant, down three levels of nodes, was 2% of its instructions.
+    far_low: u64,
     /// The earliest instant with an entry, kept up to date: the driver asks for it before every
     /// entry it takes out.
     first: Option<SimTime>,
@@ -79,6 +85,7 @@ impl<E> Default for Agenda<E> {
             free: Vec::new(),
             far: BTreeMap::new(),
             far_horizon: u64::MAX,
+            far_low: u64::MAX,
             first: None,
             len: 0,
         }
@@ -110,6 +117,7 @@ impl<E> Agenda<E> {
         if at.0 >= self.base {
             self.far_horizon = self.far_horizon.min(at.0);
         }
+        self.far_low = self.far_low.min(at.0);
         self.far.entry(at).or_default().push_back(entry);
     }
 
@@ -119,9 +127,13 @@ impl<E> Agenda<E> {
     }
 
     /// Finds the earliest instant anew, after one was emptied.
-    fn find_first(&self) -> Option<SimTime> {
+    fn find_first(&mut self) -> Option<SimTime> {
         let ring = self.ring_first();
+        if ring.is_some_and(|r| r.0 < self.far_low) {
+            return ring;
+        }
         let far = self.far.keys().next().copied();
+        self.far_low = far.map_or(u64::MAX, |t| t.0);
         match (ring, far) {
             (Some(r), Some(f)) => Some(r.min(f)),
             (r, f) => r.or(f),
