@@ -203,16 +203,19 @@ impl Director {
             spec.poll_interval,
             spec.timeout,
         );
-        // The client's producers share its route cache and its network endpoint.
+        // The client's producers share its route cache and its node: the brokers' traffic is
+        // theirs, the name servers' the route client's.
         let specs: Vec<_> = self.scenario.producers.iter().filter(|p| p.client == spec.name).cloned().collect();
         let mut producers = None;
         if !specs.is_empty() {
             let brokers: Vec<(String, NodeId)> =
                 self.scenario.brokers.iter().map(|b| (b.config.addr.clone(), self.nodes[&b.name])).collect();
-            let nodes = brokers.iter().map(|(_, n)| *n).collect();
+            let nodes: Vec<NodeId> = brokers.iter().map(|(_, n)| *n).collect();
             core.borrow_mut().keep_broker_addrs();
+            let (net, node) = (env.net.clone(), env.node);
             let addr = Producers::new(env, core, brokers, specs).start();
-            actor = actor.with_producers(nodes, addr.clone().recipient());
+            net.share_endpoint(node, nodes, addr.clone().recipient());
+            actor = actor.with_producers();
             producers = Some(addr);
         }
         self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor), producers));

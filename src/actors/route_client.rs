@@ -17,10 +17,10 @@ use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::subject::describe_route_brief;
 use crate::sim::ids::NodeId;
-use crate::sim::packet::{Body, Notice, Packet};
+use crate::sim::packet::Packet;
 use actix::prelude::*;
 use std::cell::RefCell;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -45,9 +45,9 @@ pub struct RouteClient {
     /// A `cleanOfflineBroker` that came due during a round: both tasks run on the client's one
     /// scheduler thread, so it waits for the round to end.
     clean_waiting: bool,
-    /// The process's producers, with the broker nodes whose traffic is theirs: the process has
-    /// one network endpoint, this actor.
-    producers: Option<(BTreeSet<NodeId>, Recipient<Packet>)>,
+    /// Whether the process has producers (which take the brokers' traffic themselves: see
+    /// `Net::share_endpoint`).
+    producers: bool,
 }
 
 impl RouteClient {
@@ -70,13 +70,13 @@ impl RouteClient {
             timeout,
             round: None,
             clean_waiting: false,
-            producers: None,
+            producers: false,
         }
     }
 
-    /// Hands the producers every packet from, or notice about, a broker.
-    pub fn with_producers(mut self, brokers: BTreeSet<NodeId>, to: Recipient<Packet>) -> Self {
-        self.producers = Some((brokers, to));
+    /// The process has producers: the client then also runs `cleanOfflineBroker`.
+    pub fn with_producers(mut self) -> Self {
+        self.producers = true;
         self
     }
 
@@ -144,7 +144,7 @@ impl Actor for RouteClient {
         let first = self.env.now() + FIRST_POLL_DELAY;
         self.env.after(FIRST_POLL_DELAY, ctx.address(), PollTick(first));
         // Only a producer reads the broker address table.
-        if self.producers.is_some() {
+        if self.producers {
             let first = self.env.now() + FIRST_CLEAN_DELAY;
             self.env.after(FIRST_CLEAN_DELAY, ctx.address(), CleanTick(first));
         }
@@ -193,17 +193,6 @@ impl Handler<RequestTimeouts> for RouteClient {
 impl Handler<Packet> for RouteClient {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        if let Some((brokers, to)) = &self.producers {
-            let peer = match &p.body {
-                Body::Notice(Notice::ChannelClosed { peer, .. }) => *peer,
-                Body::Notice(Notice::SendFailed { to, .. }) => *to,
-                _ => p.from,
-            };
-            if brokers.contains(&peer) {
-                to.do_send(p);
-                return;
-            }
-        }
         for done in self.remoting.on_packet(p) {
             self.done(done, ctx);
         }

@@ -174,7 +174,7 @@ impl Net {
                 match due {
                     Due::Timer { owner, epoch, id, fire } => {
                         if let Some(fire) = k.admit_timer(owner, epoch, id, fire) {
-                            batches.flush(owner, &k.endpoints);
+                            batches.flush_node(owner, &k.endpoints);
                             drop(k);
                             fire();
                         }

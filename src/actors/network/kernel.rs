@@ -12,7 +12,6 @@ use crate::sim::notes::{DropReason, FinNote, NetNote, What};
 use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use crate::sim::rng::SimRng;
-use actix::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,7 +62,7 @@ pub(super) struct Kernel {
     pub(super) core: NetCore,
     pub(super) agenda: Agenda<Due>,
     pub(super) rng: SimRng,
-    pub(super) endpoints: Vec<Option<Recipient<super::Packets>>>,
+    pub(super) endpoints: Vec<super::batches::Endpoint>,
     pub(super) parked: BTreeMap<NodeId, Vec<Due>>,
     /// Each node's Netty idle time (server or client side), if it closes idle channels.
     pub(super) idle_timeout: BTreeMap<NodeId, SimDuration>,

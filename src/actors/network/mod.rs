@@ -34,6 +34,7 @@ use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
+use batches::{Endpoint, Part};
 use kernel::{Due, Kernel};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -125,7 +126,7 @@ impl Net {
 
     pub fn add_node(&self, name: &str) -> NodeId {
         let mut k = self.0.borrow_mut();
-        k.endpoints.push(None);
+        k.endpoints.push(Endpoint::default());
         k.core.add_node(name)
     }
 
@@ -160,15 +161,30 @@ impl Net {
         let now = self.now();
         let mut k = self.0.borrow_mut();
         let epoch = k.core.start(node);
-        k.endpoints[node.0 as usize] = endpoint;
+        // A new incarnation's actors are new: a second one registers anew (`share_endpoint`).
+        k.endpoints[node.0 as usize] = Endpoint { main: endpoint, part: None };
         k.parked.remove(&node);
-        if k.endpoints[node.0 as usize].is_some() {
+        if k.endpoints[node.0 as usize].main.is_some() {
             let name = k.core.name(node).to_string();
             k.obs.record(now, k.net_actor, What::Run(RunNote::ProcessStarted { node: name }));
         }
         drop(k);
         self.tell(node, ProcState::Running);
         epoch
+    }
+
+    /// A second actor of running process `node` takes what `peers` send it (and the notices
+    /// about its channels to them); its endpoint keeps the rest. Until the process stops.
+    pub fn share_endpoint(&self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Recipient<Packets>) {
+        let mut k = self.0.borrow_mut();
+        let mut takes = vec![false; k.endpoints.len()];
+        for peer in peers.into_iter().map(|p| p.0 as usize) {
+            if peer >= takes.len() {
+                takes.resize(peer + 1, false);
+            }
+            takes[peer] = true;
+        }
+        k.endpoints[node.0 as usize].part = Some(Box::new(Part { peers: takes, to }));
     }
 
     /// Whether incarnation `epoch` of `node` may still act. A handler can still run for a process
@@ -203,7 +219,7 @@ impl Net {
             k.forget(dropped);
         }
         k.core.set_state(node, ProcState::Down, how != Stop::HostDown);
-        k.endpoints[node.0 as usize] = None;
+        k.endpoints[node.0 as usize] = Endpoint::default();
         k.parked.remove(&node);
         drop(k);
         self.tell(node, ProcState::Down);
