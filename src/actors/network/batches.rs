@@ -10,7 +10,7 @@ use actix::prelude::*;
 const MAX_BATCH_RESERVE: usize = 255;
 
 /// Who receives a node's packets: the process's endpoint actor and, in a process with two
-/// actors on the wire, the second one with the peers whose traffic is its own.
+/// actors on the wire, the second one, its part, for the peers whose traffic is its own.
 ///
 /// A RocketMQ client process is both: its route client talks to the name servers, and its
 /// producers to the brokers, over one `NettyRemotingClient` in Java, whose response table
@@ -31,36 +31,25 @@ pub(super) struct Part {
     pub(super) to: Recipient<Packets>,
 }
 
-impl Endpoint {
-    /// The batch a packet from `from` joins: the node's own (`2 × node`), or its part's (the
-    /// next slot).
-    #[inline(always)]
-    fn slot(&self, node: NodeId, from: NodeId) -> usize {
-        let part = self.part.as_ref().is_some_and(|p| p.peers.get(from.0 as usize).copied().unwrap_or(false));
-        2 * node.0 as usize + usize::from(part)
-    }
-
-    fn recipient(&self, slot: usize) -> Option<&Recipient<Packets>> {
-        match slot % 2 {
-            0 => self.main.as_ref(),
-            _ => self.part.as_ref().map(|p| &p.to),
-        }
+impl Part {
+    fn takes(&self, from: NodeId) -> bool {
+        self.peers.get(from.0 as usize).copied().unwrap_or(false)
     }
 }
 
-/// Packets gathered per endpoint during one pass, sent in order of first arrival. The network
+/// Packets gathered per node during one pass, sent in order of first arrival. The network
 /// keeps one for the whole run: a pass usually reaches one or two endpoints, and a map built
 /// per pass cost an allocation each time.
 #[derive(Default)]
 pub(super) struct Batches {
-    order: Vec<usize>,
-    /// By slot (two per node: see [`Endpoint::slot`]): that actor's batch, if it has one in
-    /// this pass.
+    order: Vec<NodeId>,
+    /// By node id: that node's batch, if it has one in this pass. A node with a part has one
+    /// batch, divided only when it is sent: the packets of every other node pass no test.
     pending: Vec<Option<Vec<Packet>>>,
 }
 
 impl Batches {
-    /// Adds `packet` to its endpoint's batch (a node without an endpoint drops it).
+    /// Adds `packet` to its node's batch (a node without an endpoint drops it).
     /// `more` says how many entries of this instant follow it: a new batch is made room for
     /// them, since a provider's hundred beats, or their hundred answers, arrive together.
     ///
@@ -68,17 +57,16 @@ impl Batches {
     /// call, saving and restoring the loop's registers cost 20 instructions a packet.
     #[inline(always)]
     pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Endpoint], more: usize) {
-        let endpoint = &endpoints[packet.to.0 as usize];
-        let slot = endpoint.slot(packet.to, packet.from);
-        if self.pending.len() < 2 * endpoints.len() {
-            self.pending.resize_with(2 * endpoints.len(), || None);
+        let to = packet.to;
+        if self.pending.len() < endpoints.len() {
+            self.pending.resize_with(endpoints.len(), || None);
         }
-        let batch = &mut self.pending[slot];
+        let batch = &mut self.pending[to.0 as usize];
         match batch {
             Some(packets) => packets.push(packet),
-            None if endpoint.main.is_none() => {}
+            None if endpoints[to.0 as usize].main.is_none() => {}
             None => {
-                self.order.push(slot);
+                self.order.push(to);
                 let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
                 packets.push(packet);
                 *batch = Some(packets);
@@ -89,32 +77,49 @@ impl Batches {
     /// Sends what `node`'s endpoint has gathered, before one of its timers fires: what reached
     /// a process first is handled first.
     ///
-    /// A second actor's batch waits for the end of the pass, after every timer of the instant:
-    /// as it did when its packets came by way of the endpoint, which passed them on only once
-    /// it ran. That order is also the one a Java client resumed from SIGSTOP shows: a thread
-    /// whose `waitResponse` timed out during the pause returns the moment it runs again, while
-    /// the answer that arrived meanwhile still has to be read and decoded by the Netty thread,
-    /// so the send fails (`tests/regressions/rocketmq-a-paused-client-under-a-claimed-send.toml`).
+    /// A part's packets wait for the end of the pass, after every timer of the instant: as
+    /// they did when they came by way of the endpoint, which passed them on only once it ran.
+    /// That order is also the one a Java client resumed from SIGSTOP shows: a thread whose
+    /// `waitResponse` timed out during the pause returns the moment it runs again, while the
+    /// answer that arrived meanwhile still has to be read and decoded by the Netty thread, so
+    /// the send fails (`tests/regressions/rocketmq-a-paused-client-under-a-claimed-send.toml`).
     pub(super) fn flush_node(&mut self, node: NodeId, endpoints: &[Endpoint]) {
-        self.flush(2 * node.0 as usize, endpoints);
+        self.flush(node, endpoints, true);
     }
 
-    /// Sends a slot's batch. Endpoints change only in actors' handlers, never during a pass,
-    /// so the endpoint is the one the packets were gathered for; holding a clone of its address
-    /// per batch instead cost two allocations (actix gives each address clone its own sender
-    /// state).
-    fn flush(&mut self, slot: usize, endpoints: &[Endpoint]) {
-        if let Some(packets) = self.pending.get_mut(slot).and_then(Option::take) {
-            if let Some(to) = endpoints[slot / 2].recipient(slot) {
-                to.do_send(Packets(packets));
-            }
+    /// Sends `node`'s batch, divided between its endpoint and its part if it has one (the
+    /// part's share stays for later when `hold_part`). Endpoints change only in actors'
+    /// handlers, never during a pass, so the endpoint is the one the packets were gathered
+    /// for; holding a clone of its address per batch instead cost two allocations (actix gives
+    /// each address clone its own sender state).
+    fn flush(&mut self, node: NodeId, endpoints: &[Endpoint], hold_part: bool) {
+        let Some(slot) = self.pending.get_mut(node.0 as usize) else { return };
+        let Some(packets) = slot.take() else { return };
+        let endpoint = &endpoints[node.0 as usize];
+        let Some(main) = &endpoint.main else { return };
+        let Some(part) = &endpoint.part else { return main.do_send(Packets(packets)) };
+        // Nearly always all one side's: a producer's answers, or a route poll's.
+        let (theirs, ours): (Vec<Packet>, Vec<Packet>) = if packets.iter().all(|p| part.takes(p.from)) {
+            (packets, Vec::new())
+        } else if !packets.iter().any(|p| part.takes(p.from)) {
+            (Vec::new(), packets)
+        } else {
+            packets.into_iter().partition(|p| part.takes(p.from))
+        };
+        if !ours.is_empty() {
+            main.do_send(Packets(ours));
+        }
+        match (theirs.is_empty(), hold_part) {
+            (true, _) => {}
+            (false, true) => *slot = Some(theirs),
+            (false, false) => part.to.do_send(Packets(theirs)),
         }
     }
 
     pub(super) fn flush_all(&mut self, endpoints: &[Endpoint]) {
         let mut order = std::mem::take(&mut self.order);
-        for slot in order.drain(..) {
-            self.flush(slot, endpoints);
+        for node in order.drain(..) {
+            self.flush(node, endpoints, false);
         }
         // Keep the list's memory for the next pass.
         self.order = order;
