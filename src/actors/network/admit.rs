@@ -37,7 +37,7 @@ impl Kernel {
     /// so the packet of a delivery (nearly every one) moves once, into its batch.
     pub(super) fn arrival(&mut self, now: SimTime, packet: &Packet) -> (Arrival, bool) {
         let arrival = self.core.arrive(now, packet.channel, packet.to);
-        (arrival, arrival == Arrival::Accept && self.endpoints[packet.to.0 as usize].main.is_some())
+        (arrival, arrival == Arrival::Accept && self.endpoints.has(packet.to))
     }
 
     /// Carries out the `arrival` of a packet not delivered now: parked, reset or discarded
@@ -80,7 +80,7 @@ impl Kernel {
     pub(super) fn arrive_datagram(&mut self, now: SimTime, packet: Packet) -> Option<Packet> {
         let p = self.core.proc(packet.to);
         match p.state {
-            ProcState::Running if self.endpoints[packet.to.0 as usize].main.is_some() => Some(packet),
+            ProcState::Running if self.endpoints.has(packet.to) => Some(packet),
             ProcState::Hung => {
                 self.parked.entry(packet.to).or_default().push(Due::Datagram(packet));
                 None
@@ -119,7 +119,7 @@ impl Kernel {
             Notice::SendFailed { to: peer, .. } => (ChannelId(0), *peer),
         };
         let packet = Packet { id: 0, from, to, channel, body: Body::Notice(notice) };
-        self.endpoints[to.0 as usize].main.is_some().then_some(packet)
+        self.endpoints.has(to).then_some(packet)
     }
 
     /// `node`'s idle timer on `channel`: close it if nothing was read or written for the idle

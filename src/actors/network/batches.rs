@@ -9,7 +9,7 @@ use actix::prelude::*;
 /// The most room a new batch reserves ahead (a batch still grows past it as needed).
 const MAX_BATCH_RESERVE: usize = 255;
 
-/// Who receives a node's packets: the process's endpoint actor and, in a process with two
+/// Who receives each node's packets: the process's endpoint actor and, in a process with two
 /// actors on the wire, the second one, its part, for the peers whose traffic is its own.
 ///
 /// A RocketMQ client process is both: its route client talks to the name servers, and its
@@ -18,22 +18,57 @@ const MAX_BATCH_RESERVE: usize = 255;
 /// client took every packet and passed the brokers' on to the producers, one actix message
 /// each: 3.6 million an hour in the bench's producers case, a message per send that Java has
 /// no counterpart for.
+///
+/// The parts have a vector of their own, read only when a batch is sent: the endpoints, which
+/// every delivered packet looks at, stay 16 bytes a node.
 #[derive(Default)]
-pub(super) struct Endpoint {
-    pub(super) main: Option<Recipient<Packets>>,
-    pub(super) part: Option<Box<Part>>,
+pub(super) struct Endpoints {
+    main: Vec<Option<Recipient<Packets>>>,
+    parts: Vec<Option<Box<Part>>>,
 }
 
-pub(super) struct Part {
+struct Part {
     /// By node id: whether this actor takes what that peer sends (and the notices about it,
     /// which the network writes as coming from the peer).
-    pub(super) peers: Vec<bool>,
-    pub(super) to: Recipient<Packets>,
+    peers: Vec<bool>,
+    to: Recipient<Packets>,
 }
 
 impl Part {
     fn takes(&self, from: NodeId) -> bool {
         self.peers.get(from.0 as usize).copied().unwrap_or(false)
+    }
+}
+
+impl Endpoints {
+    /// A new node, with no endpoint yet.
+    pub(super) fn add(&mut self) {
+        self.main.push(None);
+        self.parts.push(None);
+    }
+
+    /// `node`'s endpoint from now on, without a part (`None`: its packets are dropped).
+    pub(super) fn set(&mut self, node: NodeId, endpoint: Option<Recipient<Packets>>) {
+        self.main[node.0 as usize] = endpoint;
+        self.parts[node.0 as usize] = None;
+    }
+
+    /// `to` takes what `peers` send `node`.
+    pub(super) fn share(&mut self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Recipient<Packets>) {
+        let mut takes = vec![false; self.main.len()];
+        for peer in peers.into_iter().map(|p| p.0 as usize) {
+            if peer >= takes.len() {
+                takes.resize(peer + 1, false);
+            }
+            takes[peer] = true;
+        }
+        self.parts[node.0 as usize] = Some(Box::new(Part { peers: takes, to }));
+    }
+
+    /// Whether anyone takes `node`'s packets.
+    #[inline]
+    pub(super) fn has(&self, node: NodeId) -> bool {
+        self.main[node.0 as usize].is_some()
     }
 }
 
@@ -56,15 +91,15 @@ impl Batches {
     /// Inlined into the driver's loop, which nearly every packet of a run passes through: as a
     /// call, saving and restoring the loop's registers cost 20 instructions a packet.
     #[inline(always)]
-    pub(super) fn gather(&mut self, packet: Packet, endpoints: &[Endpoint], more: usize) {
+    pub(super) fn gather(&mut self, packet: Packet, endpoints: &Endpoints, more: usize) {
         let to = packet.to;
-        if self.pending.len() < endpoints.len() {
-            self.pending.resize_with(endpoints.len(), || None);
+        if self.pending.len() < endpoints.main.len() {
+            self.pending.resize_with(endpoints.main.len(), || None);
         }
         let batch = &mut self.pending[to.0 as usize];
         match batch {
             Some(packets) => packets.push(packet),
-            None if endpoints[to.0 as usize].main.is_none() => {}
+            None if endpoints.main[to.0 as usize].is_none() => {}
             None => {
                 self.order.push(to);
                 let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
@@ -83,7 +118,7 @@ impl Batches {
     /// `waitResponse` timed out during the pause returns the moment it runs again, while the
     /// answer that arrived meanwhile still has to be read and decoded by the Netty thread, so
     /// the send fails (`tests/regressions/rocketmq-a-paused-client-under-a-claimed-send.toml`).
-    pub(super) fn flush_node(&mut self, node: NodeId, endpoints: &[Endpoint]) {
+    pub(super) fn flush_node(&mut self, node: NodeId, endpoints: &Endpoints) {
         self.flush(node, endpoints, true);
     }
 
@@ -92,12 +127,11 @@ impl Batches {
     /// handlers, never during a pass, so the endpoint is the one the packets were gathered
     /// for; holding a clone of its address per batch instead cost two allocations (actix gives
     /// each address clone its own sender state).
-    fn flush(&mut self, node: NodeId, endpoints: &[Endpoint], hold_part: bool) {
+    fn flush(&mut self, node: NodeId, endpoints: &Endpoints, hold_part: bool) {
         let Some(slot) = self.pending.get_mut(node.0 as usize) else { return };
         let Some(packets) = slot.take() else { return };
-        let endpoint = &endpoints[node.0 as usize];
-        let Some(main) = &endpoint.main else { return };
-        let Some(part) = &endpoint.part else { return main.do_send(Packets(packets)) };
+        let Some(main) = &endpoints.main[node.0 as usize] else { return };
+        let Some(part) = &endpoints.parts[node.0 as usize] else { return main.do_send(Packets(packets)) };
         // Nearly always all one side's: a producer's answers, or a route poll's.
         let (theirs, ours): (Vec<Packet>, Vec<Packet>) = if packets.iter().all(|p| part.takes(p.from)) {
             (packets, Vec::new())
@@ -116,7 +150,7 @@ impl Batches {
         }
     }
 
-    pub(super) fn flush_all(&mut self, endpoints: &[Endpoint]) {
+    pub(super) fn flush_all(&mut self, endpoints: &Endpoints) {
         let mut order = std::mem::take(&mut self.order);
         for node in order.drain(..) {
             self.flush(node, endpoints, false);

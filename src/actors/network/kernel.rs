@@ -62,7 +62,7 @@ pub(super) struct Kernel {
     pub(super) core: NetCore,
     pub(super) agenda: Agenda<Due>,
     pub(super) rng: SimRng,
-    pub(super) endpoints: Vec<super::batches::Endpoint>,
+    pub(super) endpoints: super::batches::Endpoints,
     pub(super) parked: BTreeMap<NodeId, Vec<Due>>,
     /// Each node's Netty idle time (server or client side), if it closes idle channels.
     pub(super) idle_timeout: BTreeMap<NodeId, SimDuration>,

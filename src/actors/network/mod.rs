@@ -34,7 +34,7 @@ use crate::sim::observe::Obs;
 use crate::sim::packet::{Body, CloseKind, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
-use batches::{Endpoint, Part};
+use batches::Endpoints;
 use kernel::{Due, Kernel};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -105,7 +105,7 @@ impl Net {
             core: NetCore::new(rules, connect_timeout),
             agenda: Agenda::default(),
             rng: SimRng::new(seed),
-            endpoints: Vec::new(),
+            endpoints: Endpoints::default(),
             parked: BTreeMap::new(),
             idle_timeout: BTreeMap::new(),
             held: FxHashMap::default(),
@@ -126,7 +126,7 @@ impl Net {
 
     pub fn add_node(&self, name: &str) -> NodeId {
         let mut k = self.0.borrow_mut();
-        k.endpoints.push(Endpoint::default());
+        k.endpoints.add();
         k.core.add_node(name)
     }
 
@@ -162,9 +162,9 @@ impl Net {
         let mut k = self.0.borrow_mut();
         let epoch = k.core.start(node);
         // A new incarnation's actors are new: a second one registers anew (`share_endpoint`).
-        k.endpoints[node.0 as usize] = Endpoint { main: endpoint, part: None };
+        k.endpoints.set(node, endpoint);
         k.parked.remove(&node);
-        if k.endpoints[node.0 as usize].main.is_some() {
+        if k.endpoints.has(node) {
             let name = k.core.name(node).to_string();
             k.obs.record(now, k.net_actor, What::Run(RunNote::ProcessStarted { node: name }));
         }
@@ -176,15 +176,7 @@ impl Net {
     /// A second actor of running process `node` takes what `peers` send it (and the notices
     /// about its channels to them); its endpoint keeps the rest. Until the process stops.
     pub fn share_endpoint(&self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Recipient<Packets>) {
-        let mut k = self.0.borrow_mut();
-        let mut takes = vec![false; k.endpoints.len()];
-        for peer in peers.into_iter().map(|p| p.0 as usize) {
-            if peer >= takes.len() {
-                takes.resize(peer + 1, false);
-            }
-            takes[peer] = true;
-        }
-        k.endpoints[node.0 as usize].part = Some(Box::new(Part { peers: takes, to }));
+        self.0.borrow_mut().endpoints.share(node, peers, to);
     }
 
     /// Whether incarnation `epoch` of `node` may still act. A handler can still run for a process
@@ -219,7 +211,7 @@ impl Net {
             k.forget(dropped);
         }
         k.core.set_state(node, ProcState::Down, how != Stop::HostDown);
-        k.endpoints[node.0 as usize] = Endpoint::default();
+        k.endpoints.set(node, None);
         k.parked.remove(&node);
         drop(k);
         self.tell(node, ProcState::Down);
