@@ -52,20 +52,12 @@ pub fn encode_event(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
     if let (Some(actor), Some(instance), Some(server)) = blocks {
         return encode_beat_in_room(t, [actor, instance, server], (*light, *code, *next), out);
     }
-    out.extend_from_slice(&t.0.to_le_bytes());
-    push_name(out, actor);
-    out.extend_from_slice(NACOS_BEAT);
+    push_head(out, t, actor, NACOS_BEAT);
     push_name(out, *instance);
     push_name(out, *server);
     out.push(u8::from(*light));
     out.extend_from_slice(&code.to_le_bytes());
-    match next {
-        None => out.push(0),
-        Some(d) => {
-            out.push(1);
-            out.extend_from_slice(&d.0.to_le_bytes());
-        }
-    }
+    push_option(out, *next, |out, d| out.extend_from_slice(&d.0.to_le_bytes()));
 }
 
 /// The most bytes a beat takes when its three names fit their blocks.
@@ -121,9 +113,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
     match what {
         What::Rmq(RmqNote::Registered(r)) => encode_registered(t, actor, r, out),
         What::Rmq(RmqNote::RegisterSent { reason, namesrvs, topics, version, id }) => {
-            out.extend_from_slice(&t.0.to_le_bytes());
-            push_name(out, actor);
-            out.extend_from_slice(RMQ_REGISTER_SENT);
+            push_head(out, t, actor, RMQ_REGISTER_SENT);
             // A unit variant is its index (the declaration order).
             out.extend_from_slice(&(*reason as u32).to_le_bytes());
             out.extend_from_slice(&(namesrvs.len() as u32).to_le_bytes());
@@ -135,27 +125,13 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
             out.extend_from_slice(&id.to_le_bytes());
         }
         What::Rmq(RmqNote::SendDone { producer, send, ok, attempts, broker, queue, elapsed, result }) => {
-            out.extend_from_slice(&t.0.to_le_bytes());
-            push_name(out, actor);
-            out.extend_from_slice(RMQ_SEND_DONE);
+            push_head(out, t, actor, RMQ_SEND_DONE);
             push_name(out, *producer);
             out.extend_from_slice(&send.to_le_bytes());
             out.push(u8::from(*ok));
             out.extend_from_slice(&attempts.to_le_bytes());
-            match broker {
-                None => out.push(0),
-                Some(broker) => {
-                    out.push(1);
-                    push_name(out, *broker);
-                }
-            }
-            match queue {
-                None => out.push(0),
-                Some(queue) => {
-                    out.push(1);
-                    out.extend_from_slice(&queue.to_le_bytes());
-                }
-            }
+            push_option(out, *broker, push_name);
+            push_option(out, *queue, |out, queue| out.extend_from_slice(&queue.to_le_bytes()));
             out.extend_from_slice(&elapsed.0.to_le_bytes());
             push_str(out, result);
         }
@@ -166,9 +142,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
 /// `RmqNote::Registered`, as `encode` writes it: the two tags, then `Registration`'s fields in
 /// their order, the label `brokerName[id]@addr` among them, built in place.
 fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8>) {
-    out.extend_from_slice(&t.0.to_le_bytes());
-    push_name(out, actor);
-    out.extend_from_slice(RMQ_REGISTERED);
+    push_head(out, t, actor, RMQ_REGISTERED);
     let mut digits = [0u8; 20];
     let id = decimal(r.id, &mut digits);
     let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
@@ -188,6 +162,26 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
         push_str(out, topic);
     }
     out.extend_from_slice(&r.timeout.0.to_le_bytes());
+}
+
+/// Appends what every hand-written event begins with: its time, its actor and its two tags.
+#[inline(always)]
+fn push_head(out: &mut Vec<u8>, t: SimTime, actor: Name, tags: &[u8]) {
+    out.extend_from_slice(&t.0.to_le_bytes());
+    push_name(out, actor);
+    out.extend_from_slice(tags);
+}
+
+/// Appends an `Option` as `encode` does: a `0` byte, or a `1` byte and the value.
+#[inline(always)]
+fn push_option<T>(out: &mut Vec<u8>, value: Option<T>, push: impl FnOnce(&mut Vec<u8>, T)) {
+    match value {
+        None => out.push(0),
+        Some(v) => {
+            out.push(1);
+            push(out, v);
+        }
+    }
 }
 
 /// Appends a name as a string: its length, then its text (`Name::length_prefixed`). A short
