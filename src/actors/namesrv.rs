@@ -65,7 +65,7 @@ impl RouteTable {
         } else {
             let timeout =
                 req.heartbeat_timeout_millis.unwrap_or(crate::rocketmq::types::DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
-            self.env.record(RmqNote::Registered(Box::new(Registration {
+            self.env.record(RmqNote::Registered(Registration {
                 cluster: req.cluster_name,
                 addr: req.broker_addr,
                 broker_name: req.broker_name,
@@ -75,7 +75,7 @@ impl RouteTable {
                 new_channel: out.previous_channel.is_some_and(|c| c != p.channel),
                 topics_updated: std::mem::take(&mut out.topics_updated),
                 timeout,
-            })));
+            }));
         }
         if let Some(change) = out.min_broker_id_changed {
             self.env.record(RmqNote::MinBrokerIdChanged {

@@ -75,8 +75,9 @@ pub enum RmqNote {
     },
 
     // ---- name server route table ----
-    /// Boxed, as is `BatchApplied`: the two largest notes, and every event moves a `What`.
-    Registered(Box<Registration>),
+    /// Not boxed: a quarter of a million an hour at bench size, each an allocation and a free,
+    /// and at 80 bytes it still fits the 96 a `What` takes for its largest note.
+    Registered(Registration),
     RegisterRefused {
         broker: String,
         reason: &'static str,
@@ -327,7 +328,7 @@ impl fmt::Display for RmqNote {
             PermissionChanged { perm } => write!(f, "brokerPermission -> {perm}"),
             RequestFailed { namesrv, request, reason } => write!(f, "{request} to {namesrv} failed: {reason}"),
             Registered(r) => {
-                let Registration { channel, first, new_channel, topics_updated, timeout, .. } = &**r;
+                let Registration { channel, first, new_channel, topics_updated, timeout, .. } = r;
                 let broker = r.broker();
                 let topics_updated = topics_updated.len();
                 let kind = match (first, new_channel) {

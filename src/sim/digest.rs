@@ -514,7 +514,7 @@ mod tests {
                 topics_updated: topics,
                 timeout: SimDuration(120_000),
             };
-            let what = What::Rmq(RmqNote::Registered(Box::new(r)));
+            let what = What::Rmq(RmqNote::Registered(r));
             let mut fast = Vec::new();
             encode_event(SimTime(1234), Name::new("ns1"), &what, &mut fast);
             assert_eq!(fast, bytes(&(SimTime(1234), "ns1", &what)), "id {id}");

@@ -80,7 +80,7 @@ impl Obs {
         if let Some(x) = &self.narrator {
             x.borrow_mut().on_event(&event, &self.world);
         }
-        // By reference: an event is 176 bytes, and only runs that keep events need a copy.
+        // By reference: an event is 112 bytes, and only runs that keep events need a copy.
         self.trace.borrow_mut().record(&event);
         self.checker.borrow_mut().on_event(&event);
         let notes = self.checker.borrow_mut().after_event(t, &self.world);

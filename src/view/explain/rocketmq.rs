@@ -42,7 +42,7 @@ pub fn table_lines(t: &RouteInfoManager) -> BTreeSet<String> {
 pub(super) fn story(n: &RmqNote) -> Vec<String> {
     match n {
         RmqNote::Registered(r) if r.first || r.new_channel || !r.topics_updated.is_empty() => {
-            let Registration { first, new_channel, topics_updated, timeout, channel, .. } = &**r;
+            let Registration { first, new_channel, topics_updated, timeout, channel, .. } = r;
             let broker = r.broker();
             let kind = if *first { "first registration (registerFirst)" } else if *new_channel { "re-registration on a new channel" } else { "topic config changed" };
             vec![format!(

@@ -14,7 +14,7 @@ pub(super) fn rows(b: &mut Builder, s: &Scenario, a: &str, t: SimTime, n: &RmqNo
         RmqNote::RegisterSent { .. } => b.mark(a, t, "register", text.to_string()),
         RmqNote::HeartbeatSent { .. } => b.mark(a, t, "heartbeat", text.to_string()),
         RmqNote::Registered(r) => {
-            let Registration { addr, cluster, broker_name, topics_updated, timeout, .. } = &**r;
+            let Registration { addr, cluster, broker_name, topics_updated, timeout, .. } = r;
             b.mark(a, t, "register", text.to_string());
             let broker = broker_label(s, cluster, addr);
             let row = b.row(&format!("{ns} · live {broker}"), "live", &ns);
