@@ -65,6 +65,14 @@ pub struct Agenda<E> {
 /// hold its memory for the rest of the run.
 const SPARE_BUCKETS: usize = 64;
 
+/// Beyond the spare ones, an emptied bucket keeps room for up to this many entries. Steady
+/// instants of a dozen or so are common: ten producers sending on the same 10 ms grid put ten
+/// sends, and 3 s later ten request alarms, on one instant. Cut back to `KEPT_CAPACITY` each
+/// time, such a bucket grew again at its next use: a million reallocations an hour in the
+/// bench's producers case. Bursts larger than this (a provider's hundred beats) are still
+/// given back.
+const KEPT_GROWN: usize = 32;
+
 /// Every emptied bucket keeps room for this many entries: a run's routine instants hold one to
 /// a few each, and thousands of them are pending at once (a thousand brokers' registration
 /// timers over 30 s), so spare buckets without memory meant an allocation for nearly every
@@ -272,7 +280,7 @@ impl<E> Agenda<E> {
         // Its next instant's entries go to the start of the buffer, where this instant's were
         // read just now, rather than on round the ring into lines untouched for long.
         self.buckets[b as usize].clear();
-        if self.free.len() >= SPARE_BUCKETS && self.buckets[b as usize].capacity() > KEPT_CAPACITY {
+        if self.free.len() >= SPARE_BUCKETS && self.buckets[b as usize].capacity() > KEPT_GROWN {
             // Give back the memory of a bucket that grew for a burst.
             self.buckets[b as usize].shrink_to(KEPT_CAPACITY);
         }
