@@ -6,7 +6,7 @@
 //! request (same queue id) to the broker a fresh selection names.
 
 use super::attempt::{
-    classify, AttemptRecord, Failure, Finished, InFlight, Outcome, SendAttempt, SendEnv, Step, Verdict,
+    classify, AttemptRecord, Attempts, Failure, Finished, InFlight, Outcome, SendAttempt, SendEnv, Step, Verdict,
 };
 use super::config::client_error_code;
 use super::send::response_code_of;
@@ -22,14 +22,14 @@ pub struct AsyncSend {
     /// `times` (an `AtomicInteger`): retries made so far.
     retries: u32,
     in_flight: Option<InFlight>,
-    attempts: Vec<AttemptRecord>,
+    attempts: Attempts,
 }
 
 impl AsyncSend {
     /// `send(msg, callback, timeout)` at `now`. The async executor's queueing (Java checks
     /// `timeout > costTime` again when the task runs) is not modelled: the task runs at once.
     pub fn begin(now: SimTime, timeout: SimDuration) -> Self {
-        AsyncSend { begin_first: now, remaining: timeout, retries: 0, in_flight: None, attempts: Vec::new() }
+        AsyncSend { begin_first: now, remaining: timeout, retries: 0, in_flight: None, attempts: Attempts::new() }
     }
 
     /// `sendDefaultImpl(msg, ASYNC, callback, timeout)`: one selection (no last broker, no

@@ -7,6 +7,7 @@ use super::strategy::{FaultUpdate, MQFaultStrategy};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::name::Name;
 use crate::sim::rng::SimRng;
+use smallvec::SmallVec;
 
 /// `SendStatus`: the answers that mean "stored" (`MQClientAPIImpl#processSendResponse`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +104,10 @@ pub struct AttemptRecord {
     pub fault: FaultUpdate,
 }
 
+/// A send's attempts. Nearly every send makes one, and a bench hour makes millions of sends:
+/// the first attempt is kept inline, so a send that goes through allocates nothing for it.
+pub type Attempts = SmallVec<[AttemptRecord; 1]>;
+
 /// How the whole send ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -128,7 +133,7 @@ pub enum Verdict {
 pub struct Finished {
     pub verdict: Verdict,
     /// Every attempt, including ones that failed without reaching the wire.
-    pub attempts: Vec<AttemptRecord>,
+    pub attempts: Attempts,
     /// From the send's start to its end.
     pub elapsed: SimDuration,
 }

@@ -5,8 +5,8 @@
 //! Async sends make a single attempt here and retry elsewhere; they have their own machine in
 //! `async_send`.
 
-use super::attempt::AttemptRecord;
 use super::attempt::{classify, Failure, Finished, InFlight, Outcome, SendAttempt, SendEnv, SendStatus, Step, Verdict};
+use super::attempt::{AttemptRecord, Attempts};
 use super::config::{client_error_code, CommunicationMode};
 use super::publish_info::MessageQueue;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -32,7 +32,7 @@ pub struct Send {
     /// `sendResult`: the last stored answer, kept when a not-OK one is retried.
     send_result: Option<(SendStatus, MessageQueue)>,
     call_timeout: bool,
-    attempts: Vec<AttemptRecord>,
+    attempts: Attempts,
     /// A planted bug, for the property tests only (see [`Self::ignoring_its_timeout`]).
     ignores_timeout: bool,
 }
@@ -57,7 +57,7 @@ impl Send {
             exception: None,
             send_result: None,
             call_timeout: false,
-            attempts: Vec::new(),
+            attempts: Attempts::new(),
             ignores_timeout: false,
         }
     }
