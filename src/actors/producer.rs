@@ -119,7 +119,7 @@ impl Producers {
                 spec,
             })
             .collect();
-        let remoting = Remoting::new(env.clone(), brokers, 0);
+        let remoting = Remoting::new(env.clone(), brokers, 0).keeping_the_alarm();
         Producers { env, core, remoting, targets, producers, me: Me::new() }
     }
 

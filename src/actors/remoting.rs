@@ -139,6 +139,8 @@ pub struct Remoting<P> {
     ring: Option<Rc<dyn Fn()>>,
     /// When the client started: the phase of its `scanResponseTable` runs.
     started: SimTime,
+    /// Leave the alarm set when the last request is answered (see [`Self::keeping_the_alarm`]).
+    keep_alarm: bool,
 }
 
 impl<P> Remoting<P> {
@@ -147,7 +149,32 @@ impl<P> Remoting<P> {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
         let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
         let started = env.now();
-        Remoting { env, names: names.into(), nodes, chooser, pending: Vec::new(), alarm: None, ring: None, started }
+        let pending = Vec::new();
+        Remoting {
+            env,
+            names: names.into(),
+            nodes,
+            chooser,
+            pending,
+            alarm: None,
+            ring: None,
+            started,
+            keep_alarm: false,
+        }
+    }
+
+    /// For a client whose requests follow one another closely (a producer sends every few
+    /// milliseconds, each send answered in a few): the alarm stays set when the last request is
+    /// answered. The next request's deadline is later than the one it is set for, so it needs
+    /// no new alarm; the alarm rings at the old deadline, finds nothing due, and moves to the
+    /// earliest deadline then pending. One ring per timeout instead of an arming and a
+    /// cancelling per request: 3.6 million agenda operations an hour in the bench's producers
+    /// case. Nothing is recorded for a ring that finds nothing due, so the trace is the same.
+    /// Not for a broker or a route client: a registration or a poll every 30 s is answered in
+    /// milliseconds, and the alarm would ring for nothing after each.
+    pub fn keeping_the_alarm(mut self) -> Self {
+        self.keep_alarm = true;
+        self
     }
 
     /// The name servers' names, in order, as one shared list.
@@ -299,11 +326,11 @@ impl<P> Remoting<P> {
 
     /// An answered or failed request leaves the table; with none left the alarm is cancelled,
     /// which spares the run an instant (a registration is answered in milliseconds, its alarm
-    /// would ring 24 s later for nothing).
+    /// would ring 24 s later for nothing), unless the client keeps it for its next request.
     fn finish(&mut self, id: MsgId) -> Option<Pending<P>> {
         let i = self.pending.iter().position(|(m, _)| *m == id)?;
         let (_, done) = self.pending.remove(i);
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && !self.keep_alarm {
             if let Some((_, timer)) = self.alarm.take() {
                 self.env.net.cancel(timer);
             }
