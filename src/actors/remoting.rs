@@ -23,7 +23,7 @@
 //! request expects nothing back.
 
 use crate::actors::env::Env;
-use crate::actors::network::TimerId;
+use crate::actors::network::{Alarm, TimerId};
 use crate::rocketmq::client::NamesrvChooser;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -116,6 +116,11 @@ const SCAN_GRACE: u64 = 1_000;
 /// if more than this, or more than a quarter of its timeout, was left after the connect.
 const MIN_CLOSE_TIMEOUT: u64 = 100;
 
+/// The earliest deadline of the requests pending, if any.
+fn earliest<P>(pending: &[(MsgId, Pending<P>)]) -> Option<SimTime> {
+    pending.iter().map(|(_, r)| r.deadline).min()
+}
+
 /// The remoting client's alarm: the earliest request deadline has come (Netty's
 /// `scanResponseTable` plays this part in RocketMQ; `invokeSync` waits on its own future).
 #[derive(Message)]
@@ -139,7 +144,9 @@ pub struct Remoting<P> {
     ring: Option<Rc<dyn Fn()>>,
     /// When the client started: the phase of its `scanResponseTable` runs.
     started: SimTime,
-    /// Leave the alarm set when the last request is answered (see [`Self::keeping_the_alarm`]).
+    /// Instead of `alarm`, an alarm that follows the earliest deadline (see
+    /// [`Self::keeping_the_alarm`]); made at the first request.
+    kept: Option<Rc<Alarm>>,
     keep_alarm: bool,
 }
 
@@ -159,19 +166,17 @@ impl<P> Remoting<P> {
             alarm: None,
             ring: None,
             started,
+            kept: None,
             keep_alarm: false,
         }
     }
 
     /// For a client whose requests follow one another closely (a producer sends every few
-    /// milliseconds, each send answered in a few): the alarm stays set when the last request is
-    /// answered. The next request's deadline is later than the one it is set for, so it needs
-    /// no new alarm; the alarm rings at the old deadline, finds nothing due, and moves to the
-    /// earliest deadline then pending. One ring per timeout instead of an arming and a
-    /// cancelling per request: 3.6 million agenda operations an hour in the bench's producers
-    /// case. Nothing is recorded for a ring that finds nothing due, so the trace is the same.
-    /// Not for a broker or a route client: a registration or a poll every 30 s is answered in
-    /// milliseconds, and the alarm would ring for nothing after each.
+    /// milliseconds, each answered in a few): its alarm is an [`Alarm`], which stays in the
+    /// agenda and follows the earliest deadline, instead of a timer set at every request and
+    /// cancelled at every answer (see `network/alarm.rs`). Not for a broker or a route client:
+    /// after a registration or a poll every 30 s, answered in milliseconds, the entry would come
+    /// up for nothing, where cancelling it spares the run that instant.
     pub fn keeping_the_alarm(mut self) -> Self {
         self.keep_alarm = true;
         self
@@ -246,9 +251,23 @@ impl<P> Remoting<P> {
         let channel = sent.channel;
         let pending = Pending { purpose, namesrv, channel, timeout, begin, deadline, wait, handshake_began };
         self.pending.push((sent.id, pending));
-        if self.alarm.is_none_or(|(at, _)| deadline < at) {
+        if self.keep_alarm {
+            self.follow_deadlines(ctx);
+        } else if self.alarm.is_none_or(|(at, _)| deadline < at) {
             self.arm(deadline, ctx);
         }
+    }
+
+    /// Points the kept alarm at the earliest deadline pending, or at none.
+    fn follow_deadlines<A>(&mut self, ctx: &Context<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
+    {
+        let alarm = self.kept.get_or_insert_with(|| {
+            let to = ctx.address();
+            Alarm::new(move || to.do_send(RequestTimeouts))
+        });
+        self.env.net.set_alarm(self.env.node, alarm, earliest(&self.pending));
     }
 
     fn arm<A>(&mut self, at: SimTime, ctx: &Context<A>)
@@ -326,11 +345,13 @@ impl<P> Remoting<P> {
 
     /// An answered or failed request leaves the table; with none left the alarm is cancelled,
     /// which spares the run an instant (a registration is answered in milliseconds, its alarm
-    /// would ring 24 s later for nothing), unless the client keeps it for its next request.
+    /// would ring 24 s later for nothing); a kept alarm moves to the next deadline.
     fn finish(&mut self, id: MsgId) -> Option<Pending<P>> {
         let i = self.pending.iter().position(|(m, _)| *m == id)?;
         let (_, done) = self.pending.remove(i);
-        if self.pending.is_empty() && !self.keep_alarm {
+        if let Some(alarm) = &self.kept {
+            self.env.net.set_alarm(self.env.node, alarm, earliest(&self.pending));
+        } else if self.pending.is_empty() {
             if let Some((_, timer)) = self.alarm.take() {
                 self.env.net.cancel(timer);
             }
@@ -389,7 +410,9 @@ impl<P> Remoting<P> {
             let failure = self.timed_out(&req, now);
             out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
         }
-        if let Some(next) = self.pending.iter().map(|(_, r)| r.deadline).min() {
+        if self.keep_alarm {
+            self.follow_deadlines(ctx);
+        } else if let Some(next) = earliest(&self.pending) {
             self.arm(next, ctx);
         }
         out

@@ -179,6 +179,13 @@ impl Net {
                             fire();
                         }
                     }
+                    Due::Alarm { owner, epoch, id, alarm } => {
+                        if let Some(alarm) = k.admit_alarm(now, owner, epoch, id, alarm) {
+                            batches.flush_node(owner, &k.endpoints);
+                            drop(k);
+                            alarm.ring();
+                        }
+                    }
                     Due::Deliver(packet) => {
                         let (arrival, deliver) = k.arrival(now, &packet);
                         if !deliver {

@@ -2,6 +2,7 @@
 //! a segment is scheduled or held, how a close reaches the other end, what a retransmission
 //! or SYN timer finds. What happens to an entry as it comes due is in `admit.rs`.
 
+use super::alarm::Alarm;
 use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -14,6 +15,7 @@ use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use crate::sim::rng::SimRng;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 /// One agenda entry.
 ///
@@ -39,6 +41,14 @@ pub(super) enum Due {
         epoch: u32,
         id: u64,
         fire: Box<dyn FnOnce()>,
+    },
+    /// An alarm's entry (see `alarm.rs`): it rings, like a timer, only if its owner's deadline
+    /// has come, and otherwise moves to it.
+    Alarm {
+        owner: NodeId,
+        epoch: u32,
+        id: u64,
+        alarm: Rc<Alarm>,
     },
     /// Netty's `IdleStateHandler` on `node`'s end: a timer of that process, so it waits while
     /// the process is stopped.

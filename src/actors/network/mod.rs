@@ -17,11 +17,13 @@
 //! a socket buffer — and receive them as actix messages.
 
 mod admit;
+mod alarm;
 mod batches;
 mod driver;
 mod idle;
 mod kernel;
 
+pub use alarm::Alarm;
 pub use idle::IdleGate;
 
 use crate::sim::agenda::Agenda;
