@@ -263,11 +263,11 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let alarm = self.kept.get_or_insert_with(|| {
+        if self.kept.is_none() {
             let to = ctx.address();
-            Alarm::new(move || to.do_send(RequestTimeouts))
-        });
-        self.env.net.set_alarm(self.env.node, alarm, earliest(&self.pending));
+            self.kept = Some(Alarm::new(move || to.do_send(RequestTimeouts)));
+        }
+        self.move_kept_alarm();
     }
 
     fn arm<A>(&mut self, at: SimTime, ctx: &Context<A>)
@@ -343,6 +343,8 @@ impl<P> Remoting<P> {
         }
     }
 
+    /// The kept alarm, if there is one, to the earliest deadline pending (see `finish` for why
+    /// out of line).
     #[inline(never)]
     fn move_kept_alarm(&self) {
         if let Some(alarm) = &self.kept {

@@ -9,6 +9,15 @@ use crate::sim::network::{Arrival, IdleCheck};
 use crate::sim::notes::{DropReason, NetNote};
 use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 
+/// A due timer's process is running, stopped (the timer waits for its resume), or gone: dead,
+/// or a later incarnation, whose actors are new and set timers of their own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum TimerFate {
+    Runs,
+    Waits,
+    Gone,
+}
+
 impl Kernel {
     pub(super) fn admit_timer(
         &mut self,
@@ -20,15 +29,24 @@ impl Kernel {
         if self.cancelled.remove(&id) {
             return None;
         }
-        let p = self.core.proc(owner);
-        match p.state {
-            _ if p.epoch != epoch => None,
-            ProcState::Down => None,
-            ProcState::Hung => {
+        match self.timer_fate(owner, epoch) {
+            TimerFate::Gone => None,
+            TimerFate::Waits => {
                 self.parked.entry(owner).or_default().push(Due::Timer { owner, epoch, id, fire });
                 None
             }
-            ProcState::Running => Some(fire),
+            TimerFate::Runs => Some(fire),
+        }
+    }
+
+    /// What becomes of a timer (or an alarm) of incarnation `epoch` of `owner` as it comes due.
+    pub(super) fn timer_fate(&self, owner: NodeId, epoch: u32) -> TimerFate {
+        let p = self.core.proc(owner);
+        match p.state {
+            _ if p.epoch != epoch => TimerFate::Gone,
+            ProcState::Down => TimerFate::Gone,
+            ProcState::Hung => TimerFate::Waits,
+            ProcState::Running => TimerFate::Runs,
         }
     }
 
@@ -125,13 +143,13 @@ impl Kernel {
     /// `node`'s idle timer on `channel`: close it if nothing was read or written for the idle
     /// time, else look again when that would be.
     pub(super) fn idle_check(&mut self, now: SimTime, channel: ChannelId, node: NodeId, epoch: u32) {
-        let p = self.core.proc(node);
-        if p.epoch != epoch || p.state == ProcState::Down {
-            return;
-        }
-        if p.state == ProcState::Hung {
-            self.parked.entry(node).or_default().push(Due::IdleCheck { channel, node, epoch });
-            return;
+        match self.timer_fate(node, epoch) {
+            TimerFate::Gone => return,
+            TimerFate::Waits => {
+                self.parked.entry(node).or_default().push(Due::IdleCheck { channel, node, epoch });
+                return;
+            }
+            TimerFate::Runs => {}
         }
         let Some(idle) = self.idle_timeout.get(&node).copied() else { return };
         match self.core.idle_check(now, channel, node, idle) {

@@ -16,10 +16,11 @@
 //! request, except where a timeout ties, to the millisecond, with another entry of the same
 //! instant: the moved entry was queued at its earlier instant, not at the request's start.
 
+use super::admit::TimerFate;
 use super::kernel::{Due, Kernel};
 use super::Net;
 use crate::sim::clock::SimTime;
-use crate::sim::ids::{NodeId, ProcState};
+use crate::sim::ids::NodeId;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -75,8 +76,8 @@ impl Kernel {
         if alarm.entry.get().is_none_or(|(_, live)| live != id) {
             return None;
         }
-        let p = self.core.proc(owner);
-        if p.epoch != epoch || p.state == ProcState::Down {
+        let fate = self.timer_fate(owner, epoch);
+        if fate == TimerFate::Gone {
             alarm.entry.set(None);
             return None;
         }
@@ -90,7 +91,7 @@ impl Kernel {
                 self.push(due, Due::Alarm { owner, epoch, id, alarm });
                 None
             }
-            Some(_) if p.state == ProcState::Hung => {
+            Some(_) if fate == TimerFate::Waits => {
                 // Parked, it keeps its id: on resume it comes up again at once and rings.
                 self.parked.entry(owner).or_default().push(Due::Alarm { owner, epoch, id, alarm });
                 None

@@ -99,7 +99,7 @@ impl Batches {
         let batch = &mut self.pending[to.0 as usize];
         match batch {
             Some(packets) => packets.push(packet),
-            None if endpoints.main[to.0 as usize].is_none() => {}
+            None if !endpoints.has(to) => {}
             None => {
                 self.order.push(to);
                 let mut packets = Vec::with_capacity(1 + more.min(MAX_BATCH_RESERVE));
