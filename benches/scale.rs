@@ -24,7 +24,10 @@
 //! Each case runs a few times and reports the best and median wall time plus events per second;
 //! the process's peak RSS is printed last. `--scale K` multiplies the fleet (`--scale 8`: 8,000
 //! brokers; Nacos stops at `--scale 2`, the scenario limit of 20,000 instances), `--hours H`
-//! the virtual time (`--hours 24`: a day), `--runs N` the repetitions.
+//! the virtual time (`--hours 24`: a day), `--runs N` the repetitions. `--groups G` runs the
+//! RocketMQ cases with G groups instead: `rocketmq --groups 50 --hours 10` does about the bench's
+//! work with a tenth of its brokers, whose state stays in the CPU's caches, which shows what the
+//! cache misses of the full fleet cost (README, Speed).
 //!
 //! `cargo bench --bench scale -- scaling` runs the RocketMQ case once at 1×, 2×, 4× and 8× the
 //! fleet, each in a child process of this binary so that each peak RSS is that shape's alone, and
@@ -289,6 +292,8 @@ struct Args {
     filter: Option<String>,
     /// Multiplies the fleet: K × 500 RocketMQ groups, K × 100 Nacos providers.
     scale: usize,
+    /// `--groups G`: the RocketMQ cases with G groups (2·G brokers) instead of K × 500.
+    groups: Option<usize>,
     /// Virtual hours per run; the failures stay at 30 min.
     hours: u64,
     runs: usize,
@@ -299,11 +304,14 @@ struct Args {
 }
 
 const USAGE: &str = "\
-usage: cargo bench --bench scale -- [CASE] [--scale K] [--hours H] [--runs N]
+usage: cargo bench --bench scale -- [CASE] [--scale K | --groups G] [--hours H] [--runs N]
        cargo bench --bench scale -- scaling [--hours H]
 
 CASE      run only the cases whose name contains it: rocketmq, nacos, distro, producers
 --scale K multiply the fleet by K (Nacos stops at 2)      [default: 1]
+--groups G the RocketMQ cases with G groups (2G brokers), not 500K: a small fleet's
+          state stays in the CPU's caches (`rocketmq --groups 50 --hours 10` does about
+          the bench's work with a tenth of its brokers)
 --hours H virtual hours per run                          [default: 1]
 --runs N  repetitions; best and median are reported      [default: 3]
 scaling   the RocketMQ case at 1x, 2x, 4x and 8x, one child process each, with peak RSS";
@@ -316,7 +324,7 @@ fn usage_error(what: &str) -> ! {
 
 impl Args {
     fn parse() -> Args {
-        let mut args = Args { filter: None, scale: 1, hours: 1, runs: 3, scaling: false, row: false };
+        let mut args = Args { filter: None, scale: 1, groups: None, hours: 1, runs: 3, scaling: false, row: false };
         let mut it = std::env::args().skip(1);
         let number = |flag: &str, v: Option<String>| -> u64 {
             match v.as_deref().map(str::parse::<u64>) {
@@ -330,6 +338,7 @@ impl Args {
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--scale" => args.scale = number("--scale", it.next()).max(1) as usize,
+                "--groups" => args.groups = Some(number("--groups", it.next()).max(1) as usize),
                 "--hours" => args.hours = number("--hours", it.next()).max(1),
                 "--runs" => args.runs = number("--runs", it.next()).max(1) as usize,
                 "--row" => args.row = true,
@@ -351,6 +360,9 @@ impl Args {
         let mut label = name.to_string();
         if self.scale > 1 {
             label += &format!(" [x{} fleet]", self.scale);
+        }
+        if let Some(g) = self.groups.filter(|_| name.starts_with("rocketmq")) {
+            label += &format!(" [{} brokers]", 2 * g);
         }
         if self.hours > 1 {
             label += &format!(" [{} h]", self.hours);
@@ -409,8 +421,9 @@ fn main() {
         );
         measure(&name, &s, args.runs, args.target(10), args.scale as u64, args.hours);
     }
+    let groups = args.groups.unwrap_or(500 * args.scale);
     if wanted("rocketmq") {
-        let s = hours(rocketmq_scale(500 * args.scale, 100));
+        let s = hours(rocketmq_scale(groups, 100));
         let name = args.label("rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures");
         let (events, median) = measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
         if args.row {
@@ -418,7 +431,7 @@ fn main() {
         }
     }
     if wanted("producers") {
-        let s = hours(with_producers(rocketmq_scale(500 * args.scale, 100)));
+        let s = hours(with_producers(rocketmq_scale(groups, 100)));
         let name = args.label("rocketmq+producers: the same, plus 10 producers x 100 msg/s (3.6 million sends)");
         measure(&name, &s, args.runs, args.target(6), args.scale as u64, args.hours);
     }
