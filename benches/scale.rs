@@ -362,7 +362,7 @@ impl Args {
             label += &format!(" [x{} fleet]", self.scale);
         }
         if let Some(g) = self.groups.filter(|_| name.starts_with("rocketmq")) {
-            label += &format!(" [{} brokers]", 2 * g);
+            label += &format!(" [--groups {g}: {} brokers]", 2 * g);
         }
         if self.hours > 1 {
             label += &format!(" [{} h]", self.hours);
