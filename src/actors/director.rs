@@ -90,7 +90,7 @@ impl Director {
             .chain(scenario.clients.iter().map(|c| &c.name))
             .chain(nacos.iter());
         let nodes = names.map(|n| (n.clone(), net.add_node(n))).collect();
-        let env = Env { net, obs: std::rc::Rc::new(obs), node, epoch, label: Name::new("fault"), mutation };
+        let env = Env { net, obs: Rc::new(obs), node, epoch, label: Name::new("fault"), mutation };
         let nacos = nacos::index(&scenario);
         let rmq = rmq_index(&scenario);
         Director {

@@ -111,13 +111,12 @@ impl<P> Remoting<P> {
         let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
         let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
         let started = env.now();
-        let pending = Vec::new();
         Remoting {
             env,
             names: names.into(),
             nodes,
             chooser,
-            pending,
+            pending: Vec::new(),
             alarm: None,
             ring: None,
             started,
