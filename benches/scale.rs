@@ -304,12 +304,12 @@ struct Args {
 }
 
 const USAGE: &str = "\
-usage: cargo bench --bench scale -- [CASE] [--scale K | --groups G] [--hours H] [--runs N]
+usage: cargo bench --bench scale -- [CASE] [--scale K] [--groups G] [--hours H] [--runs N]
        cargo bench --bench scale -- scaling [--hours H]
 
 CASE      run only the cases whose name contains it: rocketmq, nacos, distro, producers
 --scale K multiply the fleet by K (Nacos stops at 2)      [default: 1]
---groups G the RocketMQ cases with G groups (2G brokers), not 500K: a small fleet's
+--groups G the RocketMQ cases with G groups (2G brokers), in place of 500K: a small fleet's
           state stays in the CPU's caches (`rocketmq --groups 50 --hours 10` does about
           the bench's work with a tenth of its brokers)
 --hours H virtual hours per run                          [default: 1]
@@ -358,11 +358,11 @@ impl Args {
     /// The case's name with the shape's multipliers, when they differ from the bench's.
     fn label(&self, name: &str) -> String {
         let mut label = name.to_string();
-        if self.scale > 1 {
-            label += &format!(" [x{} fleet]", self.scale);
-        }
-        if let Some(g) = self.groups.filter(|_| name.starts_with("rocketmq")) {
-            label += &format!(" [--groups {g}: {} brokers]", 2 * g);
+        // `--groups` sets a RocketMQ case's fleet in place of `--scale`.
+        match self.groups.filter(|_| name.starts_with("rocketmq")) {
+            Some(g) => label += &format!(" [--groups {g}: {} brokers]", 2 * g),
+            None if self.scale > 1 => label += &format!(" [x{} fleet]", self.scale),
+            None => {}
         }
         if self.hours > 1 {
             label += &format!(" [{} h]", self.hours);
