@@ -33,6 +33,10 @@
 //! fleet, each in a child process of this binary so that each peak RSS is that shape's alone, and
 //! prints a table with the megabytes each added 1,000 brokers cost and whether that stays linear
 //! (`scale/scaling.rs`). `--hours` applies to every shape.
+//!
+//! `cargo bench --bench scale -- against FLOOR` runs the floor's binary and the RocketMQ and
+//! Nacos cases in alternating rounds and prints each round's wall-time ratio, the measure the
+//! speed goal is stated in (`scale/against.rs`).
 //! Timing belongs here, never in `cargo test`.
 
 // The same allocator as the `routesim` binary.
@@ -54,6 +58,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 // Not `mod scaling;`: that would be `benches/scaling.rs`, which Cargo would take for a bench.
+#[path = "scale/against.rs"]
+mod against;
 #[path = "scale/scaling.rs"]
 mod scaling;
 
@@ -264,8 +270,15 @@ fn with_producers(mut s: Scenario) -> Scenario {
     s
 }
 
-/// Runs the case `runs` times and prints its line; returns its events and median wall time.
-fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale: u64, hours: u64) -> (u64, Duration) {
+/// What `measure` found: the events of a run, and the best and median wall times.
+struct Measured {
+    events: u64,
+    best: Duration,
+    median: Duration,
+}
+
+/// Runs the case `runs` times and prints its line.
+fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale: u64, hours: u64) -> Measured {
     let mut times = Vec::new();
     let mut events = 0;
     for _ in 0..runs {
@@ -283,7 +296,7 @@ fn measure(name: &str, scenario: &Scenario, runs: usize, target: Duration, scale
     let rate = events as f64 / median.as_secs_f64();
     let verdict = if median < target { "within" } else { "OVER" };
     println!("{name}: best {best:.2?}, median {median:.2?} of {runs} runs; {events} events ({rate:.0} events/s); target {target:?}: {verdict}");
-    (events, median)
+    Measured { events, best, median }
 }
 
 /// The command line: `cargo bench --bench scale -- [NAME] [--scale K] [--hours H] [--runs N]`.
@@ -299,13 +312,18 @@ struct Args {
     runs: usize,
     /// `scaling`: the table of shapes, each a child process (`scale/scaling.rs`).
     scaling: bool,
-    /// `--row`: a child of `scaling`, which prints its RocketMQ figures as one line.
+    /// `--row`: a child of `scaling` or `against`, which prints its case's figures as one line.
     row: bool,
+    /// `against FLOOR`: alternating rounds with the floor's binary (`scale/against.rs`).
+    against: Option<std::path::PathBuf>,
+    /// `--rounds R`: how many alternating rounds `against` runs.
+    rounds: usize,
 }
 
 const USAGE: &str = "\
 usage: cargo bench --bench scale -- [CASE] [--scale K] [--groups G] [--hours H] [--runs N]
        cargo bench --bench scale -- scaling [--hours H]
+       cargo bench --bench scale -- against FLOOR [rocketmq|nacos] [--rounds R] [--scale K] [--hours H] [--runs N]
 
 CASE      run only the cases whose name contains it: rocketmq, nacos, distro, producers
 --scale K multiply the fleet by K (Nacos stops at 2)      [default: 1]
@@ -314,7 +332,11 @@ CASE      run only the cases whose name contains it: rocketmq, nacos, distro, pr
           the bench's work with a tenth of its brokers)
 --hours H virtual hours per run                          [default: 1]
 --runs N  repetitions; best and median are reported      [default: 3]
-scaling   the RocketMQ case at 1x, 2x, 4x and 8x, one child process each, with peak RSS";
+scaling   the RocketMQ case at 1x, 2x, 4x and 8x, one child process each, with peak RSS
+against FLOOR
+          the floor's binary (../shared/perf-floor, `cargo build --release` there) and
+          routesim in alternating rounds, each best of N, with each round's wall-time ratio
+--rounds R rounds of `against`                                [default: 3]";
 
 /// A bad argument: what was wrong and how to call it, exit 2.
 fn usage_error(what: &str) -> ! {
@@ -324,7 +346,17 @@ fn usage_error(what: &str) -> ! {
 
 impl Args {
     fn parse() -> Args {
-        let mut args = Args { filter: None, scale: 1, groups: None, hours: 1, runs: 3, scaling: false, row: false };
+        let mut args = Args {
+            filter: None,
+            scale: 1,
+            groups: None,
+            hours: 1,
+            runs: 3,
+            scaling: false,
+            row: false,
+            against: None,
+            rounds: 3,
+        };
         let mut it = std::env::args().skip(1);
         let number = |flag: &str, v: Option<String>| -> u64 {
             match v.as_deref().map(str::parse::<u64>) {
@@ -342,7 +374,12 @@ impl Args {
                 "--hours" => args.hours = number("--hours", it.next()).max(1),
                 "--runs" => args.runs = number("--runs", it.next()).max(1) as usize,
                 "--row" => args.row = true,
+                "--rounds" => args.rounds = number("--rounds", it.next()).max(1) as usize,
                 "scaling" => args.scaling = true,
+                "against" => match it.next() {
+                    Some(floor) if !floor.starts_with('-') => args.against = Some(floor.into()),
+                    _ => usage_error("against takes the path of the floor's binary"),
+                },
                 "-h" | "--help" => {
                     println!("{USAGE}");
                     std::process::exit(0);
@@ -351,6 +388,9 @@ impl Args {
                 flag if flag.starts_with('-') => {}
                 name => args.filter = Some(name.to_string()),
             }
+        }
+        if args.against.is_some() && args.groups.is_some() {
+            usage_error("against runs the bench's shapes, which the floor has: --groups is not one of them");
         }
         args
     }
@@ -405,6 +445,20 @@ fn main() {
         return;
     }
     let wanted = |n: &str| args.filter.as_deref().is_none_or(|f| n.contains(f));
+    if let Some(floor) = &args.against {
+        if !floor.is_file() {
+            usage_error(&format!(
+                "no floor binary at {}: build it with `cargo build --release` in ../shared/perf-floor",
+                floor.display()
+            ));
+        }
+        let shape = against::Shape { scale: args.scale, hours: args.hours, runs: args.runs };
+        if let Err(e) = against::run(floor, wanted, &shape, args.rounds) {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let hours = |mut s: Scenario| {
         s.duration = SimDuration::from_secs(3600 * args.hours);
         s
@@ -412,7 +466,10 @@ fn main() {
     if wanted("nacos") {
         let s = hours(nacos_scale(100 * args.scale, 100));
         let name = args.label("nacos: 10,000 instances (100 providers x 100 services), 1 h, 1,000 crash");
-        measure(&name, &s, args.runs, args.target(5), args.scale as u64, args.hours);
+        let m = measure(&name, &s, args.runs, args.target(5), args.scale as u64, args.hours);
+        if args.row {
+            println!("{}", scaling::row_line(&m, peak_rss_mb()));
+        }
     }
     if wanted("distro") {
         let s = hours(distro_scale(100 * args.scale, 100));
@@ -425,9 +482,9 @@ fn main() {
     if wanted("rocketmq") {
         let s = hours(rocketmq_scale(groups, 100));
         let name = args.label("rocketmq: 1000 brokers x 2 namesrv x 100 topics, 1 h, wave of 100 failures");
-        let (events, median) = measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
+        let m = measure(&name, &s, args.runs, args.target(2), args.scale as u64, args.hours);
         if args.row {
-            println!("{}", scaling::row_line(events, median.as_secs_f64(), peak_rss_mb()));
+            println!("{}", scaling::row_line(&m, peak_rss_mb()));
         }
     }
     if wanted("producers") {

@@ -21,9 +21,11 @@ struct Row {
     rss_mb: f64,
 }
 
-/// The line a child prints after its case: `row EVENTS WALL_SECS RSS_MB`.
-pub fn row_line(events: u64, wall_secs: f64, rss_mb: f64) -> String {
-    format!("row {events} {wall_secs:.3} {rss_mb:.1}")
+/// The line a child prints after its case: `row EVENTS MEDIAN_SECS RSS_MB BEST_SECS` (the best
+/// is what `against` compares).
+pub fn row_line(m: &super::Measured, rss_mb: f64) -> String {
+    let (median, best) = (m.median.as_secs_f64(), m.best.as_secs_f64());
+    format!("row {} {median:.4} {rss_mb:.1} {best:.4}", m.events)
 }
 
 fn run_child(scale: usize, hours: u64) -> Row {
