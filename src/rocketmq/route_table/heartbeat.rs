@@ -14,6 +14,7 @@ impl RouteInfoManager {
         match self.broker_live_table.get_mut(&BrokerAddrInfo::new(cluster, addr)) {
             Some(live) => {
                 live.last_update_timestamp = now;
+                self.live_floor.lower_to(live);
                 true
             }
             None => false,

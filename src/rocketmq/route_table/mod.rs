@@ -81,10 +81,12 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 #[cfg(doc)]
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo};
+use crate::sim::clock::SimTime;
 use crate::sim::keyed::{KeyedMap, KeyedSet};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use memo::TopicMemo;
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -100,6 +102,27 @@ pub struct NamesrvConfig {
     /// `deleteTopicWithBrokerRegistration`: a master's registration deletes its topics that are
     /// missing from the registration body (§2.1 step 10a).
     pub delete_topic_with_broker_registration: bool,
+}
+
+/// No live entry expires before this instant (see `RouteInfoManager::live_floor`).
+#[derive(Debug, Default)]
+struct LiveFloor(Cell<SimTime>);
+
+impl LiveFloor {
+    fn get(&self) -> SimTime {
+        self.0.get()
+    }
+
+    /// After a full scan: the earliest expiry of all entries (none: never).
+    fn set(&self, floor: SimTime) {
+        self.0.set(floor);
+    }
+
+    /// Keeps the floor at or below `live`'s expiry; called by every write of a live entry.
+    fn lower_to(&self, live: &BrokerLiveInfo) {
+        let deadline = live.last_update_timestamp + live.heartbeat_timeout_millis;
+        self.0.set(self.0.get().min(deadline));
+    }
 }
 
 /// The name server's route table: `RouteInfoManager` without its lock, thread or RPC client.
@@ -122,6 +145,11 @@ pub struct RouteInfoManager {
     cluster_addr_table: BTreeMap<Name, KeyedSet<Name>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
     broker_live_table: KeyedMap<BrokerAddrInfo, BrokerLiveInfo>,
+    /// No live entry expires before this: it is at most every entry's last update plus its
+    /// timeout, exact after each full scan and lowered by every write of an entry. A scan at or
+    /// before it finds nothing without reading the table (`scan_not_active_broker`). A `Cell`,
+    /// because a scan is a query.
+    live_floor: LiveFloor,
     /// (cluster, address) -> filter server addresses.
     filter_server_table: KeyedMap<BrokerAddrInfo, Vec<String>>,
     revision: u64,
@@ -143,6 +171,7 @@ impl RouteInfoManager {
             broker_addr_table: KeyedMap::new(),
             cluster_addr_table: BTreeMap::new(),
             broker_live_table: KeyedMap::new(),
+            live_floor: LiveFloor::default(),
             filter_server_table: KeyedMap::new(),
             revision: 0,
             memo: TopicMemo::new(),

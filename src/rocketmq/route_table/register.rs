@@ -227,6 +227,7 @@ impl RouteInfoManager {
                 channel,
                 ha_server_addr: req.ha_server_addr,
             };
+            self.live_floor.lower_to(&info);
             self.broker_live_table.insert(key, info);
             self.bump();
             return None;
@@ -242,6 +243,7 @@ impl RouteInfoManager {
         prev.data_version = data_version;
         prev.channel = channel;
         prev.ha_server_addr = req.ha_server_addr;
+        self.live_floor.lower_to(prev);
         if visible_change {
             self.bump();
         }

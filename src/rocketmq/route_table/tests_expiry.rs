@@ -109,3 +109,23 @@ fn setup_unregister_request_requires_a_group_of_the_same_cluster() {
         Some(unreg(BROKER, 0, MASTER_ADDR))
     );
 }
+
+#[test]
+fn a_scan_after_a_quiet_one_still_finds_a_shortened_timeout() {
+    // A scan that finds nothing lets the next ones skip the table until the earliest expiry it
+    // saw (`live_floor`). A re-registration with a shorter timeout
+    // (RegisterBrokerRequestHeader#heartbeatTimeoutMillis) expires earlier than that, and a
+    // heartbeat (BROKER_HEARTBEAT) refreshes; the scans must see both as a full read would.
+    let mut m = manager();
+    let b = body(dv(1), &["T", "U"]);
+    m.register_broker(t(0), &broker(BROKER, 0, MASTER_ADDR, &b), ch(1));
+    assert!(m.scan_not_active_broker(t(10_000)).is_empty(), "expires at 120 s");
+    let mut shorter = broker(BROKER, 0, MASTER_ADDR, &b);
+    shorter.heartbeat_timeout_millis = Some(ms(30_000));
+    m.register_broker(t(20_000), &shorter, ch(1));
+    assert!(m.scan_not_active_broker(t(50_000)).is_empty(), "last + timeout < now is strict");
+    assert_eq!(m.scan_not_active_broker(t(50_001)).len(), 1, "20 s + 30 s, not the 120 s seen before");
+    assert!(m.update_broker_info_update_timestamp(t(60_000), CLUSTER, MASTER_ADDR));
+    assert!(m.scan_not_active_broker(t(90_000)).is_empty(), "refreshed at 60 s");
+    assert_eq!(m.scan_not_active_broker(t(90_001)).len(), 1);
+}
