@@ -13,7 +13,7 @@
 //!   afterwards the fixed-rate task catches up one run at a time.
 
 use crate::actors::env::{Env, Me, Stop};
-use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
+use crate::actors::remoting::{Done, Remoting, RequestTimeouts, Servers};
 use crate::rocketmq::broker::{self, BrokerCore};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
 use crate::rocketmq::send;
@@ -21,7 +21,6 @@ use crate::rocketmq::types::DataVersion;
 use crate::rocketmq::wire::{HeartbeatRequest, RmqMsg};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::executor::Executor;
-use crate::sim::ids::NodeId;
 use crate::sim::packet::{Body, Packet};
 use actix::prelude::*;
 use std::cell::Cell;
@@ -100,7 +99,7 @@ impl Broker {
     pub fn new(
         env: Env,
         core: BrokerCore,
-        namesrvs: Vec<(String, NodeId)>,
+        namesrvs: Servers,
         start_index: usize,
         disk: Rc<Cell<Option<DataVersion>>>,
     ) -> Self {

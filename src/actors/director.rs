@@ -11,6 +11,7 @@ use crate::actors::env::{Env, Stop};
 use crate::actors::namesrv::{Admin, RouteTable};
 use crate::actors::network::{Net, Stop as ProcStop};
 use crate::actors::producer::Producers;
+use crate::actors::remoting::Servers;
 use crate::actors::route_client::RouteClient;
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::broker::BrokerCore;
@@ -72,6 +73,8 @@ pub struct Director {
     disks: BTreeMap<String, Rc<Cell<Option<DataVersion>>>>,
     /// Each naming server's console metadata as it stopped: the CP protocol wrote it to disk.
     console: BTreeMap<String, nacos::Console>,
+    /// One shared [`Servers`] per distinct name-server list (see there).
+    server_lists: BTreeMap<Vec<String>, Servers>,
 }
 
 impl Director {
@@ -103,6 +106,7 @@ impl Director {
             nacos,
             disks: BTreeMap::new(),
             console: BTreeMap::new(),
+            server_lists: BTreeMap::new(),
         }
     }
 
@@ -163,6 +167,13 @@ impl Director {
         }
     }
 
+    /// The shared list of these name servers, made at its first use.
+    fn servers(&mut self, names: &[String]) -> Servers {
+        let nodes = &self.nodes;
+        let list = self.server_lists.entry(names.to_vec());
+        list.or_insert_with(|| Servers::new(names.iter().map(|n| (n.clone(), nodes[n])))).clone()
+    }
+
     /// `NettyRemotingClient`'s `namesrvIndex` starts at a random value below 999.
     fn namesrv_index(&self) -> usize {
         self.env.net.with_rng(|r| r.index(999))
@@ -172,7 +183,7 @@ impl Director {
         let disk = self.disks.entry(spec.name.clone()).or_default().clone();
         let core = BrokerCore::new(spec.config.clone(), spec.topics.clone(), self.env.now(), disk.get());
         disk.set(Some(core.data_version()));
-        let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
+        let namesrvs = self.servers(&spec.namesrvs);
         let start_index = self.namesrv_index();
         let ctx = Context::<Broker>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
@@ -189,7 +200,7 @@ impl Director {
         }
         let core = Rc::new(RefCell::new(core));
         self.env.obs.world.set_client(&spec.name, Some(core.clone()));
-        let namesrvs = spec.namesrvs.iter().map(|n| (n.clone(), self.nodes[n])).collect();
+        let namesrvs = self.servers(&spec.namesrvs);
         let ctx = Context::<RouteClient>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         self.idle_close(env.node, spec.idle_close);

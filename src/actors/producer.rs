@@ -16,7 +16,7 @@
 //! begins at the schedule's next tick, not with the ticks it missed.
 
 use crate::actors::env::{Env, Me, Stop};
-use crate::actors::remoting::{Remoting, RequestTimeouts};
+use crate::actors::remoting::{Remoting, RequestTimeouts, Servers};
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::producer::{
@@ -119,7 +119,7 @@ impl Producers {
                 spec,
             })
             .collect();
-        let remoting = Remoting::new(env.clone(), brokers, 0).keeping_the_alarm();
+        let remoting = Remoting::new(env.clone(), Servers::new(brokers), 0).keeping_the_alarm();
         Producers { env, core, remoting, targets, producers, me: Me::new() }
     }
 

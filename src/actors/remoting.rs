@@ -27,7 +27,7 @@ use crate::actors::network::{Alarm, TimerId};
 use crate::rocketmq::client::NamesrvChooser;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
@@ -36,7 +36,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 mod failure;
+mod servers;
 pub use failure::{Done, Dones, Failure};
+pub use servers::Servers;
 
 struct Pending<P> {
     purpose: P,
@@ -85,9 +87,8 @@ pub struct RequestTimeouts;
 pub struct Remoting<P> {
     env: Env,
     /// The name servers' names, shared by every note that lists them (a broker's registration,
-    /// every 30 s), and beside them their nodes, in the same order.
-    names: Arc<[String]>,
-    nodes: Vec<NodeId>,
+    /// every 30 s), and their nodes (see [`Servers`]).
+    servers: Servers,
     chooser: NamesrvChooser,
     /// A handful at most (one per name server being registered with, one poll), in send order.
     pending: Vec<(MsgId, Pending<P>)>,
@@ -107,14 +108,12 @@ pub struct Remoting<P> {
 
 impl<P> Remoting<P> {
     /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
-    pub fn new(env: Env, namesrvs: Vec<(String, NodeId)>, start_index: usize) -> Self {
-        let chooser = NamesrvChooser::new(namesrvs.len(), start_index);
-        let (names, nodes): (Vec<String>, Vec<NodeId>) = namesrvs.into_iter().unzip();
+    pub fn new(env: Env, servers: Servers, start_index: usize) -> Self {
+        let chooser = NamesrvChooser::new(servers.len(), start_index);
         let started = env.now();
         Remoting {
             env,
-            names: names.into(),
-            nodes,
+            servers,
             chooser,
             pending: Vec::new(),
             alarm: None,
@@ -138,15 +137,15 @@ impl<P> Remoting<P> {
 
     /// The name servers' names, in order, as one shared list.
     pub fn names(&self) -> &Arc<[String]> {
-        &self.names
+        self.servers.names()
     }
 
     pub fn name(&self, namesrv: usize) -> &str {
-        &self.names[namesrv]
+        &self.servers.names()[namesrv]
     }
 
     fn open_to(&self, namesrv: usize) -> bool {
-        self.env.net.current_channel(self.env.node, self.nodes[namesrv]).is_some()
+        self.env.net.current_channel(self.env.node, self.servers.node(namesrv)).is_some()
     }
 
     /// `getAndCreateNameserverChannelAsync`: the chosen name server while its channel is open,
@@ -186,7 +185,7 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let sent = self.env.send_via(self.nodes[namesrv], Body::Rmq(msg));
+        let sent = self.env.send_via(self.servers.node(namesrv), Body::Rmq(msg));
         if sent.id == 0 {
             return; // this incarnation is dead
         }
@@ -241,7 +240,7 @@ impl<P> Remoting<P> {
 
     /// `invokeOneway(addr, request)`: written and forgotten.
     pub fn invoke_oneway(&mut self, namesrv: usize, msg: RmqMsg) {
-        self.env.send(self.nodes[namesrv], Body::Rmq(msg));
+        self.env.send(self.servers.node(namesrv), Body::Rmq(msg));
     }
 
     /// A sync request past its deadline whose channel is still connecting: `invokeSync` is still

@@ -9,14 +9,13 @@
 //! `rocketmq::client::RouteClientCore`.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
+use crate::actors::remoting::{Done, Remoting, RequestTimeouts, Servers};
 use crate::rocketmq::client::{RouteClientCore, RouteUpdate};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::types::TopicRouteData;
 use crate::rocketmq::wire::RmqMsg;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::expect::subject::describe_route_brief;
-use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
 use std::cell::RefCell;
@@ -54,7 +53,7 @@ impl RouteClient {
     pub fn new(
         env: Env,
         core: Rc<RefCell<RouteClientCore>>,
-        namesrvs: Vec<(String, NodeId)>,
+        namesrvs: Servers,
         start_index: usize,
         topics: Vec<String>,
         poll_interval: SimDuration,
