@@ -21,7 +21,8 @@ pub struct Env {
     pub net: Net,
     /// Shared, not copied: every actor holds an `Env`, and an `Obs` is two cache lines of
     /// pointers that recording an event reads. A thousand brokers' own copies, each read once
-    /// per registration round 30 s apart, were a cache miss per round each (docs/speed-history.md, "RocketMQ's wall-time gap").
+    /// per registration round 30 s apart, were a cache miss per round each
+    /// (docs/speed-history.md, "RocketMQ's wall-time gap in three factors").
     pub obs: Rc<Obs>,
     /// The process this actor belongs to; its timers die with it.
     pub node: NodeId,
