@@ -263,6 +263,14 @@ pub struct BrokerLiveInfo {
     pub ha_server_addr: Name,
 }
 
+impl BrokerLiveInfo {
+    /// The last instant the entry is alive: `scanNotActiveBroker` expires it once
+    /// `last + timeout < now`, strictly.
+    pub fn expiry(&self) -> SimTime {
+        self.last_update_timestamp + self.heartbeat_timeout_millis
+    }
+}
+
 /// `TopicRouteData`: the answer to `GET_ROUTEINFO_BY_TOPIC`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TopicRouteData {

@@ -120,8 +120,7 @@ impl LiveFloor {
 
     /// Keeps the floor at or below `live`'s expiry; called by every write of a live entry.
     fn lower_to(&self, live: &BrokerLiveInfo) {
-        let deadline = live.last_update_timestamp + live.heartbeat_timeout_millis;
-        self.0.set(self.0.get().min(deadline));
+        self.0.set(self.0.get().min(live.expiry()));
     }
 }
 

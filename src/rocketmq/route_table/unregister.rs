@@ -192,9 +192,9 @@ impl RouteInfoManager {
     pub fn scan_not_active_broker(&self, now: SimTime) -> Vec<ExpiredBroker> {
         // The planted bug reads 4.x's constant instead of the entry's own timeout.
         let one_timeout = self.planted == Some(Mutation::ScanIgnoresBrokerTimeout);
-        let timeout = |live: &BrokerLiveInfo| match one_timeout {
-            true => DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
-            false => live.heartbeat_timeout_millis,
+        let expiry = |live: &BrokerLiveInfo| match one_timeout {
+            true => live.last_update_timestamp + DEFAULT_BROKER_CHANNEL_EXPIRED_TIME,
+            false => live.expiry(),
         };
         // Most scans expire nobody, and most know it without reading the table: no entry
         // expires before `live_floor`. A broker refreshes every 30 s for a 120 s timeout, so
@@ -211,9 +211,9 @@ impl RouteInfoManager {
             .broker_live_table
             .unordered()
             .filter(|(_, live)| {
-                let deadline = live.last_update_timestamp + timeout(live);
-                floor = floor.min(deadline);
-                deadline < now
+                let expiry = expiry(live);
+                floor = floor.min(expiry);
+                expiry < now
             })
             .collect();
         if !one_timeout {
