@@ -71,6 +71,23 @@ impl Obs {
     /// other widths than it was written: two stalls on the store buffer per event, 4% of the
     /// Nacos bench's time.
     pub fn record_event(&self, event: TraceEvent) {
+        // Nearly every event of a long run meets no invariant monitor, no narrator and no
+        // open expectation: it goes to the trace alone. Through the whole of
+        // `record_watched`, with its empty vectors made, walked and dropped, an answered beat
+        // spent about 120 instructions here besides the trace's own; going round it saves 3.4%
+        // of the Nacos bench's instructions.
+        if self.monitor.is_some() || self.narrator.is_some() || self.checker.borrow().listening() {
+            return self.record_watched(event);
+        }
+        self.trace.borrow_mut().record(&event);
+        if owns_nothing(&event.what) {
+            std::mem::forget(event);
+        }
+    }
+
+    /// `record_event` for an event someone besides the trace may want to see.
+    #[inline(never)]
+    fn record_watched(&self, event: TraceEvent) {
         let t = event.t;
         let owns_nothing = owns_nothing(&event.what);
         let violations = match &self.monitor {

@@ -39,6 +39,10 @@ pub struct Checker {
     items: Vec<Item>,
     /// Whether any expectation counts events: only then is each event serialised to match it.
     counts_events: bool,
+    /// Whether the next event could matter to an expectation: some expectation counts events,
+    /// or some window is open. Windows open only in `before_instant`, which sets this, so
+    /// between two instants an event the checker does not listen to need not be shown to it.
+    listening: bool,
 }
 
 impl Checker {
@@ -55,7 +59,12 @@ impl Checker {
                 tally: Tally::default(),
             })
             .collect();
-        Checker { items, counts_events }
+        Checker { items, counts_events, listening: counts_events }
+    }
+
+    /// Whether `on_event` and `after_event` could do anything before the next instant.
+    pub fn listening(&self) -> bool {
+        self.listening
     }
 
     /// Counts `e` for every `events` expectation whose window it falls in: up to the end of
@@ -132,6 +141,9 @@ impl Checker {
         // In time order, as the trace is: an `at` listed first may speak of a later instant
         // than a window listed after it.
         notes.sort_by_key(|(t, _)| *t);
+        // A window decided by `after_event` leaves this set until here: a few events too many
+        // are shown to the checker, never one too few.
+        self.listening = self.counts_events || self.items.iter().any(|i| i.open && i.verdict.is_none());
         notes
     }
 

@@ -67,6 +67,23 @@ fn by_reports_the_first_moment_it_holds_as_the_convergence_time() {
 }
 
 #[test]
+fn the_checker_listens_to_events_only_while_a_window_is_open() {
+    // The observer skips the checker for every event while it does not listen, so a window
+    // must make it listen from the instant it opens until the instant after its verdict.
+    let (world, table) = world();
+    let mut c = Checker::new(vec![listed("x", When::By { from: SimTime(1000), deadline: SimTime(5000) })]);
+    c.before_instant(SimTime(1000), &world);
+    assert!(!c.listening(), "the window opens only once instant 1000 is over");
+    c.before_instant(SimTime(1200), &world);
+    assert!(c.listening(), "the window is open");
+    join(&table, 1200);
+    c.after_event(SimTime(1200), &world);
+    assert_eq!(verdict(&c), Verdict::Held { converged: Some(SimDuration(200)) });
+    c.before_instant(SimTime(1300), &world);
+    assert!(!c.listening(), "nothing is left to decide");
+}
+
+#[test]
 fn by_that_already_holds_when_its_window_opens_converges_in_zero() {
     let (world, table) = world();
     join(&table, 0);
