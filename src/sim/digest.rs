@@ -48,16 +48,40 @@ pub fn encode_event(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
     let What::Nacos(NacosNote::Beat { instance, server, light, code, next }) = what else {
         return encode_other(t, actor, what, out);
     };
+    encode_beat(
+        t,
+        actor,
+        BeatFields { instance: *instance, server: *server, light: *light, code: *code, next: *next },
+        out,
+    )
+}
+
+/// The fields of `NacosNote::Beat`, passed as they are rather than inside an event.
+#[derive(Clone, Copy)]
+pub struct BeatFields {
+    pub instance: Name,
+    pub server: Name,
+    pub light: bool,
+    pub code: i32,
+    pub next: Option<SimDuration>,
+}
+
+/// Appends a beat's event, `(t, actor, What::Nacos(NacosNote::Beat { .. }))`, as `encode`
+/// would: for `encode_event`, and for a trace that only digests, which encodes a beat from its
+/// fields without building the event (`Trace::record_beat`).
+#[inline(always)]
+pub fn encode_beat(t: SimTime, actor: Name, beat: BeatFields, out: &mut Vec<u8>) {
+    let BeatFields { instance, server, light, code, next } = beat;
     let blocks = (actor.prefixed_block(), instance.prefixed_block(), server.prefixed_block());
     if let (Some(actor), Some(instance), Some(server)) = blocks {
-        return encode_beat_in_room(t, [actor, instance, server], (*light, *code, *next), out);
+        return encode_beat_in_room(t, [actor, instance, server], (light, code, next), out);
     }
     push_head(out, t, actor, NACOS_BEAT);
-    push_name(out, *instance);
-    push_name(out, *server);
-    out.push(u8::from(*light));
+    push_name(out, instance);
+    push_name(out, server);
+    out.push(u8::from(light));
     out.extend_from_slice(&code.to_le_bytes());
-    push_option(out, *next, |out, d| out.extend_from_slice(&d.0.to_le_bytes()));
+    push_option(out, next, |out, d| out.extend_from_slice(&d.0.to_le_bytes()));
 }
 
 /// The most bytes a beat takes when its three names fit their blocks.

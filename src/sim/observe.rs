@@ -3,6 +3,7 @@
 use crate::nacos::notes::NacosNote;
 use crate::rocketmq::tap::{Input, InputTap};
 use crate::sim::clock::{SimDuration, SimTime};
+use crate::sim::digest::BeatFields;
 use crate::sim::expect::checker::Checker;
 use crate::sim::ids::ProcState;
 use crate::sim::invariants::monitor::Monitor;
@@ -83,6 +84,21 @@ impl Obs {
         if owns_nothing(&event.what) {
             std::mem::forget(event);
         }
+    }
+
+    /// `record` of a Nacos 1.x beat's answer, the one event nearly every beat makes. When the
+    /// trace alone listens and only digests, the beat is encoded from its fields, with no event
+    /// built at all (see `Trace::record_beat`).
+    pub fn record_beat(&self, t: SimTime, actor: Name, beat: BeatFields) {
+        if self.monitor.is_none() && self.narrator.is_none() && !self.checker.borrow().listening() {
+            let mut trace = self.trace.borrow_mut();
+            if trace.digest_only() {
+                return trace.record_beat(t, actor, beat);
+            }
+        }
+        let BeatFields { instance, server, light, code, next } = beat;
+        let what = What::Nacos(NacosNote::Beat { instance, server, light, code, next });
+        self.record_event(TraceEvent { t, actor, what });
     }
 
     /// `record_event` for an event someone besides the trace may want to see.
