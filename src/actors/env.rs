@@ -91,7 +91,9 @@ impl Env {
     }
 
     /// `send`, with the channel and its connect time (see [`Sent`]); a dead process sends
-    /// nothing (id 0).
+    /// nothing (id 0). Inlined into every request's send: as a call of its own around the
+    /// network's, it was 0.8% of the Nacos bench's instructions.
+    #[inline(always)]
     pub fn send_via(&self, to: NodeId, body: Body) -> Sent {
         if !self.alive() {
             return Sent { id: 0, channel: None, up: None };
