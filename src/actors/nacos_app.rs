@@ -363,6 +363,7 @@ impl Handler<Packet> for NacosApp {
     type Result = ();
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
         self.http.on_packet(&p, ctx).each(|o| self.outcome(o, ctx));
+        p.discard();
     }
 }
 

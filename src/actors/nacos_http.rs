@@ -190,7 +190,13 @@ impl<P> HttpClient<P> {
                 }
                 let Some(attempt) = self.inflight.get(reply_to) else { return out };
                 let (purpose, server) = (attempt.call.purpose, self.servers[attempt.server as usize].0);
-                self.inflight.end(reply_to);
+                // The call's copy of its request goes with it: a light beat's owns nothing
+                // (`NacosMsg::owns_nothing`), and the purpose and the rest are plain values.
+                if attempt.call.msg.owns_nothing() {
+                    self.inflight.forget(reply_to);
+                } else {
+                    self.inflight.take(reply_to);
+                }
                 // Built where it is returned: pushed, it was one more copy.
                 return Outcomes { first: Some(Outcome::Answered { purpose, server, answer }), more: Vec::new() };
             }

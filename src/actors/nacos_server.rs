@@ -214,7 +214,7 @@ impl Handler<Packet> for NacosServer {
             }
             NacosMsg::Beat(req) => {
                 if self.steady_beat(&p, req, now) {
-                    return;
+                    return p.discard();
                 }
                 self.beat(&p, req, now)
             }

@@ -131,7 +131,7 @@ impl<C> InFlight<C> {
     }
 
     /// The attempt `msg` answers, left where it is: an answer reads two of its fields, and then
-    /// [`end`](Self::end)s it. Nearly always the oldest attempt: that case is inlined into the
+    /// [`take`](Self::take)s it. Nearly always the oldest attempt: that case is inlined into the
     /// answer's handling, the search is a call.
     #[inline(always)]
     pub fn get(&self, msg: MsgId) -> Option<&Attempt<C>> {
@@ -146,14 +146,16 @@ impl<C> InFlight<C> {
         self.attempts.get(self.position(msg)?).map(|(_, a)| a)
     }
 
-    /// Drops attempt `msg`, if it is still in flight.
+    /// Removes attempt `msg` without dropping it: for an attempt that owns nothing to free.
     #[inline(always)]
-    pub fn end(&mut self, msg: MsgId) {
-        self.take(msg);
+    pub fn forget(&mut self, msg: MsgId) {
+        if let Some(attempt) = self.take(msg) {
+            std::mem::forget(attempt);
+        }
     }
 
-    /// Takes attempt `msg` out, for a failure that goes on with its call. Nearly always the
-    /// oldest attempt, as in `get`.
+    /// Takes attempt `msg` out: for a failure that goes on with its call, or an answer that ends
+    /// it. Nearly always the oldest attempt, as in `get`.
     #[inline(always)]
     pub fn take(&mut self, msg: MsgId) -> Option<Attempt<C>> {
         if self.attempts.front().is_some_and(|(m, _)| *m == msg) {
