@@ -13,7 +13,7 @@ use crate::nacos::http::{Attempt, Failure, InFlight, ReqApi};
 use crate::nacos::notes::NacosNote;
 use crate::nacos::wire::{Answer, NacosMsg};
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::NodeId;
+use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::name::Name;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
@@ -84,6 +84,8 @@ pub struct HttpClient<P> {
     env: Env,
     /// Every answer names its server in the caller's trace note.
     servers: Vec<(Name, NodeId)>,
+    /// Per server, the channel the last request went on: the network's hint (`Env::send_via`).
+    last: Vec<Option<ChannelId>>,
     read_timeout: SimDuration,
     inflight: InFlight<Call<P>>,
     timer: Option<(SimTime, TimerId)>,
@@ -91,7 +93,8 @@ pub struct HttpClient<P> {
 
 impl<P> HttpClient<P> {
     pub fn new(env: Env, servers: Vec<(Name, NodeId)>, read_timeout: SimDuration) -> Self {
-        HttpClient { env, servers, read_timeout, inflight: InFlight::default(), timer: None }
+        let last = vec![None; servers.len()];
+        HttpClient { env, servers, last, read_timeout, inflight: InFlight::default(), timer: None }
     }
 
     /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
@@ -117,7 +120,8 @@ impl<P> HttpClient<P> {
     {
         let Some(server) = call.api.next_server(self.servers.len()) else { return Some(call) };
         let node = self.servers[server].1;
-        let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()));
+        let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()), self.last[server]);
+        self.last[server] = sent.channel;
         // A connect that failed leaves no channel: its notice ends the attempt instead. The read
         // timeout counts from the connection being up; while its SYN is retried, from the latest
         // it could be up (the connect timeout fails it before that otherwise).

@@ -90,6 +90,9 @@ pub struct Remoting<P> {
     /// every 30 s), and their nodes (see [`Servers`]).
     servers: Servers,
     chooser: NamesrvChooser,
+    /// Per name server, the channel the last request went on: the network's hint
+    /// (`Env::send_via`).
+    last: Vec<Option<ChannelId>>,
     /// A handful at most (one per name server being registered with, one poll), in send order.
     pending: Vec<(MsgId, Pending<P>)>,
     /// One timer for the earliest deadline, not one per request: a broker registers with every
@@ -113,6 +116,7 @@ impl<P> Remoting<P> {
         let started = env.now();
         Remoting {
             env,
+            last: vec![None; servers.len()],
             servers,
             chooser,
             pending: Vec::new(),
@@ -185,7 +189,8 @@ impl<P> Remoting<P> {
     where
         A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
     {
-        let sent = self.env.send_via(self.servers.node(namesrv), Body::Rmq(msg));
+        let sent = self.env.send_via(self.servers.node(namesrv), Body::Rmq(msg), self.last[namesrv]);
+        self.last[namesrv] = sent.channel;
         if sent.id == 0 {
             return; // this incarnation is dead
         }

@@ -258,13 +258,15 @@ impl Net {
 
     /// Sends `body` from `from` to `to` over `from`'s current channel, opening one if needed.
     pub fn send(&self, from: NodeId, to: NodeId, body: Body) -> MsgId {
-        self.send_via(from, to, body).id
+        self.send_via(from, to, body, None).id
     }
 
     /// `send`, also saying which channel the request went on and when that connection is up —
     /// what a client needs to match a close to its requests and to start a read timeout.
-    pub fn send_via(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
-        self.send_via_how(from, to, body, Lease::Reuse)
+    /// `last` is the channel the client's previous request to `to` went on, if it kept it
+    /// (`Sent::channel`): a hint that saves a look-up, never a choice (see `Lease::Reuse`).
+    pub fn send_via(&self, from: NodeId, to: NodeId, body: Body, last: Option<ChannelId>) -> Sent {
+        self.send_via_how(from, to, body, Lease::Reuse(last))
     }
 
     /// `send_via` for a pooling client: never queued behind a connect in progress (see

@@ -12,6 +12,10 @@ pub struct Channel {
     pub server: NodeId,
     /// The client's pool this connection belongs to (see `Pool`).
     pub pool: super::Pool,
+    /// Whether this is the channel the client's table of current channels names for its
+    /// server and pool (`NetCore::current`), kept with that table, so that a send naming it
+    /// needs no look in the table.
+    pub(super) current: bool,
     /// Whether each end's application still holds its socket.
     pub open_at_client: bool,
     pub open_at_server: bool,
@@ -35,6 +39,7 @@ impl Channel {
             client,
             server,
             pool: super::Pool::DEFAULT,
+            current: false,
             open_at_client: true,
             open_at_server: true,
             connected_at,

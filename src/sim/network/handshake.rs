@@ -60,8 +60,13 @@ impl NetCore {
             let next = if miss == Miss::Slow { self.connect_timeout } else { tcp::SYN_RTO.min(self.connect_timeout) };
             c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due: now + next, attempts: 0 });
         }
+        c.current = true;
         self.channels.insert(id, c);
-        self.current.insert((from, to, pool), id);
+        if let Some(old) = self.current.insert((from, to, pool), id) {
+            if let Some(old) = self.channels.get_mut(&old) {
+                old.current = false;
+            }
+        }
         Ok((id, miss))
     }
 

@@ -329,7 +329,9 @@ impl Pool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lease {
     /// The client's current channel to the server, or a new one (one keep-alive connection).
-    Reuse,
+    /// The client may name the channel its last request went on: if that is still the current
+    /// one, the send does not look it up (see `Channel::current`).
+    Reuse(Option<ChannelId>),
     /// As a pooling HTTP client sends: a request does not wait behind a connection still being
     /// set up (another request's), it leases a new one, which becomes the current channel. The
     /// older connect goes on alone and fails or succeeds for its request. The connections are

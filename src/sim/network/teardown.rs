@@ -87,8 +87,9 @@ impl NetCore {
     }
 
     pub(super) fn forget_current(&mut self, channel: ChannelId) {
-        let Some(c) = self.channels.get(&channel) else { return };
+        let Some(c) = self.channels.get_mut(&channel) else { return };
         if !c.open_at_client && self.current.get(&(c.client, c.server, c.pool)) == Some(&channel) {
+            c.current = false;
             self.current.remove(&(c.client, c.server, c.pool));
         }
     }

@@ -351,3 +351,29 @@ fn a_channel_is_open_only_at_its_two_ends() {
     assert_eq!(n.open_channels_of(b), vec![channel]);
     assert!(n.open_channels_of(c).is_empty(), "a bystander holds no end");
 }
+
+#[test]
+fn a_send_naming_a_channel_that_is_no_longer_current_goes_on_the_current_one() {
+    // `Lease::Reuse(Some(last))` is a hint that saves the table's look-up; it must never pick a
+    // channel the table would not.
+    let (mut n, a, b, mut rng) = net();
+    let reuse = |last| Lease::Reuse(Some(last));
+    let (first, _) = delivered(n.send(SimTime(0), a, b, M1, &mut rng));
+    // A new connection of a `Fresh` lease becomes current while the first is still open.
+    let SendOutcome::Deliver { channel: fresh, opened: true, .. } =
+        n.send_how(SimTime(5), a, b, M2, &mut rng, Lease::Fresh)
+    else {
+        panic!("a fresh lease opens a channel")
+    };
+    let SendOutcome::Deliver { channel, opened, .. } = n.send_how(SimTime(7), a, b, M3, &mut rng, reuse(first)) else {
+        panic!()
+    };
+    assert_eq!((channel, opened), (fresh, false), "the first channel is open but no longer current");
+    // Closed by the peer, the current channel is forgotten: naming it opens a new one.
+    n.close(SimTime(9), fresh, b, &mut rng);
+    n.peer_closed(fresh, a);
+    let SendOutcome::Deliver { channel, opened, .. } = n.send_how(SimTime(11), a, b, M1, &mut rng, reuse(fresh)) else {
+        panic!()
+    };
+    assert!(opened && channel != fresh && channel != first);
+}
