@@ -143,13 +143,13 @@ impl Checker {
         notes.sort_by_key(|(t, _)| *t);
         // A window decided by `after_event` leaves this set until here: a few events too many
         // are shown to the checker, never one too few.
-        self.listening = self.counts_events || self.items.iter().any(|i| i.open && i.verdict.is_none());
+        self.listening = self.counts_events || self.items.iter().any(Item::watching);
         notes
     }
 
     pub fn after_event(&mut self, t: SimTime, world: &World) -> Vec<CheckNote> {
         let mut notes = Vec::new();
-        for item in self.items.iter_mut().filter(|i| i.open && i.verdict.is_none()) {
+        for item in self.items.iter_mut().filter(|i| i.watching()) {
             let revision = match item.counts() {
                 true => smallvec![(item.tally.count, 0)],
                 false => item.exp.subject.revision(world),
@@ -203,6 +203,12 @@ impl Checker {
 }
 
 impl Item {
+    /// Whether its window is open and undecided: what `after_event` re-checks, and what makes
+    /// the checker listen.
+    fn watching(&self) -> bool {
+        self.open && self.verdict.is_none()
+    }
+
     /// Whether this is an `events` expectation, judged on its tally.
     fn counts(&self) -> bool {
         matches!(self.exp.subject, Subject::Events(_))

@@ -34,7 +34,7 @@ impl NetCore {
             Lease::Reuse(_) | Lease::Fresh => Pool::DEFAULT,
         };
         // A client that names its last channel (nearly every request of a run) spares the
-        // table's hashing and probing when it is still the current one (0.5% of the Nacos
+        // table's hashing and probing when it is still the current one (0.3% of the Nacos
         // bench's instructions). Being current, it is the channel the table would give.
         let named = match lease {
             Lease::Reuse(Some(id)) => {
