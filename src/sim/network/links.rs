@@ -54,8 +54,13 @@ impl LinkRules {
 
     /// Asked for every packet, like `reachable`, and like the RNG's `chance` and `up_to` that
     /// follow it there: each was a call of a few instructions until marked to inline always.
+    /// Most runs override no link: that case answers without searching the (empty) tree, which
+    /// was a call into `BTreeMap::get` and back on every request.
     #[inline(always)]
     pub fn params(&self, from: NodeId, to: NodeId) -> LinkParams {
+        if self.overrides.is_empty() {
+            return self.default;
+        }
         self.overrides.get(&(from, to)).copied().unwrap_or(self.default)
     }
 
