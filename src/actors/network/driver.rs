@@ -10,7 +10,6 @@ use crate::sim::invariants::Arrival;
 use crate::sim::observe::Obs;
 use crate::sim::packet::Packet;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +40,7 @@ struct Scratch {
     /// The deliveries of one pass, gathered per endpoint.
     batches: Batches,
     /// The entries of the instant being delivered.
-    taken: VecDeque<Due>,
+    taken: Vec<Due>,
 }
 
 impl Driver {
@@ -166,7 +165,8 @@ impl Net {
         let Scratch { batches, taken } = scratch;
         let watches = self.0.borrow().obs.watches_network();
         while self.0.borrow_mut().agenda.take_due(now, taken) {
-            while let Some(due) = taken.pop_front() {
+            let mut entries = taken.drain(..);
+            while let Some(due) = entries.next() {
                 // One borrow of the network per entry, let go only where someone else may
                 // look: before a timer's closure runs, and before the monitor hears of an
                 // arrival.
@@ -193,9 +193,9 @@ impl Net {
                         } else if watches {
                             drop(k);
                             self.note_arrival(now, &packet);
-                            batches.gather(packet, &self.0.borrow().endpoints, taken.len());
+                            batches.gather(packet, &self.0.borrow().endpoints, entries.len());
                         } else {
-                            batches.gather(packet, &k.endpoints, taken.len());
+                            batches.gather(packet, &k.endpoints, entries.len());
                         }
                     }
                     Due::Datagram(packet) => {

@@ -3,6 +3,7 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::collections::VecDeque;
 
 #[test]
 fn entries_come_out_by_time_then_by_arrival() {
@@ -24,15 +25,15 @@ fn an_instant_taken_whole_leaves_later_pushes_to_it_for_the_next_take() {
     a.push(SimTime(2), 1);
     a.push(SimTime(2), 2);
     a.push(SimTime(7), 9);
-    let mut out = VecDeque::new();
+    let mut out = Vec::new();
     assert!(a.take_due(SimTime(2), &mut out));
     assert_eq!(out, [1, 2]);
     // Pushed while the instant's entries are being handled: the next take has it.
     a.push(SimTime(2), 3);
-    let mut more = VecDeque::new();
+    let mut more = Vec::new();
     assert!(a.take_due(SimTime(2), &mut more));
     assert_eq!(more, [3]);
-    assert!(!a.take_due(SimTime(2), &mut VecDeque::new()), "7 is not due at 2");
+    assert!(!a.take_due(SimTime(2), &mut Vec::new()), "7 is not due at 2");
     assert_eq!((a.next_time(), a.len()), (Some(SimTime(7)), 1));
 }
 
@@ -135,8 +136,8 @@ proptest! {
                 }
                 Op::TakeAll(d) => {
                     let until = SimTime(now + d);
-                    let want = r.0.first_entry().filter(|e| *e.key() <= until).map(|e| (*e.key(), e.remove()));
-                    let mut got = VecDeque::new();
+                    let want = r.0.first_entry().filter(|e| *e.key() <= until).map(|e| (*e.key(), Vec::from(e.remove())));
+                    let mut got = Vec::new();
                     let at = a.next_time();
                     let took = a.take_due(until, &mut got);
                     prop_assert_eq!(took.then(|| (at.unwrap(), got)), want);
