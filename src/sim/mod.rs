@@ -25,5 +25,6 @@ pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod timeline;
 pub mod trace;
 pub mod world;
