@@ -165,8 +165,13 @@ impl Net {
         let Scratch { batches, taken } = scratch;
         let watches = self.0.borrow().obs.watches_network();
         while self.0.borrow_mut().agenda.take_due(now, taken) {
-            let mut entries = taken.drain(..);
-            while let Some(due) = entries.next() {
+            // Counted, not asked of the iterator: with `while let Some(due) = entries.next()`
+            // and `entries.len()` for `more`, this loop ran 5% slower in wall time on the Nacos
+            // bench for 0.7% fewer instructions (alternating runs, 2026-12-06), a stall that
+            // simulated caches and branches do not show.
+            let count = taken.len();
+            for (i, due) in taken.drain(..).enumerate() {
+                let more = count - 1 - i;
                 // One borrow of the network per entry, let go only where someone else may
                 // look: before a timer's closure runs, and before the monitor hears of an
                 // arrival.
@@ -193,9 +198,9 @@ impl Net {
                         } else if watches {
                             drop(k);
                             self.note_arrival(now, &packet);
-                            batches.gather(packet, &self.0.borrow().endpoints, entries.len());
+                            batches.gather(packet, &self.0.borrow().endpoints, more);
                         } else {
-                            batches.gather(packet, &k.endpoints, entries.len());
+                            batches.gather(packet, &k.endpoints, more);
                         }
                     }
                     Due::Datagram(packet) => {
