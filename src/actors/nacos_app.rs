@@ -217,19 +217,16 @@ impl NacosApp {
                     self.env.record(NacosNote::LightBeats { enabled, server });
                 }
                 self.env.record_beat(instance, server, light, reply.code, after.next);
-                match after.reregister {
+                if after.reregister {
                     // The BeatTask registers inside its run: its thread stays busy until then.
-                    Some(again) => {
-                        self.record_registering(idx, RegisterReason::NotFound, None);
-                        let then = Some(after.next.map(|d| (task, d)));
-                        self.register(idx, again, then, ctx);
+                    self.record_registering(idx, RegisterReason::NotFound, None);
+                    let then = Some(after.next.map(|d| (task, d)));
+                    self.register(idx, self.reactor.instance(task), then, ctx);
+                } else {
+                    if let Some(d) = after.next {
+                        self.schedule_beat(idx, task, d, ctx);
                     }
-                    None => {
-                        if let Some(d) = after.next {
-                            self.schedule_beat(idx, task, d, ctx);
-                        }
-                        self.release(ctx);
-                    }
+                    self.release(ctx);
                 }
             }
             Outcome::Answered { purpose: Purpose::Register { idx, then }, server, .. } => {

@@ -93,8 +93,11 @@ pub struct Beat<'a> {
 pub struct AfterBeat {
     /// Delay until this chain's next beat, or `None` when the chain was stopped meanwhile.
     pub next: Option<SimDuration>,
-    /// The answer was `20404`: register this instance now, then schedule `next`.
-    pub reregister: Option<Instance>,
+    /// The answer was `20404`: register the instance now ([`BeatReactor::instance`]), then
+    /// schedule `next`. A flag, not the instance: every beat's answer returns this, and with a
+    /// whole `Instance` in it each was a hundred bytes moved and dropped for the one in
+    /// thousands that re-registers.
+    pub reregister: bool,
     /// The reactor-wide light flag changed to this value.
     pub light_changed: Option<bool>,
 }
@@ -181,8 +184,13 @@ impl BeatReactor {
         // The planted bug has no RESOURCE_NOT_FOUND branch: 20404 reads as any other answer.
         let not_found = reply.code == crate::nacos::types::CODE_RESOURCE_NOT_FOUND
             && self.planted != Some(Mutation::NacosIgnoresNotFound);
-        let reregister = not_found.then(|| chain.info.to_instance());
-        AfterBeat { next: (!chain.stopped).then_some(next), reregister, light_changed }
+        AfterBeat { next: (!chain.stopped).then_some(next), reregister: not_found, light_changed }
+    }
+
+    /// The instance chain `task` re-registers after a `20404`: `BeatTask#run` builds it from its
+    /// `BeatInfo`, with the original metadata.
+    pub fn instance(&self, task: TaskId) -> Instance {
+        self.chain(task).info.to_instance()
     }
 
     /// Every server failed (connect error, HTTP error, read timeout): the next beat follows one
@@ -280,7 +288,8 @@ mod tests {
         let mut r = BeatReactor::new();
         let (t, _) = r.add_beat_info(info("orders", 8080, 5000));
         let after = r.on_answer(t, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
-        let instance = after.reregister.expect("re-register");
+        assert!(after.reregister);
+        let instance = r.instance(t);
         assert_eq!(instance.metadata.get("k").map(String::as_str), Some("v"));
         assert!(instance.healthy && instance.enabled);
         assert_eq!(after.next, Some(SimDuration(5000)));
@@ -306,7 +315,7 @@ mod tests {
         assert!(r.remove_beat_info(&i.service.grouped, &i.ip, i.port));
         assert!(r.beat(t).is_none(), "the next run returns at once");
         let after = r.on_answer(t, &reply(CODE_RESOURCE_NOT_FOUND, 5000, true));
-        assert!(after.reregister.is_some());
+        assert!(after.reregister);
         assert_eq!(after.next, None);
     }
 }
