@@ -127,7 +127,9 @@ impl<P> HttpClient<P> {
         // it could be up (the connect timeout fails it before that otherwise).
         let now = self.env.now();
         let wire = sent.channel.map(|channel| {
-            let up = sent.up.map_or(now + self.env.net.connect_timeout(), |up| up.max(now));
+            // The connect timeout is read only while connecting: `map_or` would borrow the
+            // network for it on every request.
+            let up = sent.up.map_or_else(|| now + self.env.net.connect_timeout(), |up| up.max(now));
             (channel, up + self.read_timeout)
         });
         let deadline = wire.map(|(_, d)| d);
