@@ -51,7 +51,22 @@ impl Message for Packet {
 /// Every packet one endpoint receives in one pass over an instant, as one actix message: a name
 /// server that 500 brokers register with in the same millisecond is woken once, not 500 times.
 /// Each endpoint handles them in arrival order with its own `Handler<Packet>`.
-pub struct Packets(pub Vec<Packet>);
+///
+/// A lone packet travels in the message itself. Most messages of the RocketMQ bench carry one
+/// (a broker's registration reaching a name server, a name server's answer reaching the
+/// broker, each at an instant of its own), and a vector for each was an allocation and a free
+/// that Java has no counterpart for: 455,000 an hour. With the lone packet inline (and the
+/// handler called at two places, below), the bench ran about 4% faster in alternating
+/// wall-time rounds (per-round medians 0.89–0.99 of the former time in three measures,
+/// 2026-12-06), for 0.8% fewer instructions.
+///
+/// An endpoint's `Handler<Packets>` (`packet_endpoint!`) calls its `Handler<Packet>` once per
+/// form. One loop over an iterator of either form, with one call, cost the Nacos bench 30
+/// instructions a packet more: each packet was copied out of the iterator's state and in again.
+pub enum Packets {
+    One(Packet),
+    Many(Vec<Packet>),
+}
 
 impl Message for Packets {
     type Result = ();
@@ -65,8 +80,16 @@ macro_rules! packet_endpoint {
         impl actix::Handler<$crate::actors::network::Packets> for $actor {
             type Result = ();
             fn handle(&mut self, packets: $crate::actors::network::Packets, ctx: &mut actix::Context<Self>) {
-                for p in packets.0 {
-                    <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx);
+                // Two calls of the handler, one per form (see `Packets`).
+                match packets {
+                    $crate::actors::network::Packets::One(p) => {
+                        <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx)
+                    }
+                    $crate::actors::network::Packets::Many(packets) => {
+                        for p in packets {
+                            <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx);
+                        }
+                    }
                 }
             }
         }
