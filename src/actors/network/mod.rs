@@ -24,6 +24,7 @@ mod idle;
 mod kernel;
 
 pub use alarm::Alarm;
+pub use batches::Packets;
 pub use idle::IdleGate;
 
 use crate::sim::agenda::Agenda;
@@ -46,54 +47,6 @@ use std::rc::Rc;
 /// Packets reach their endpoint as actix messages.
 impl Message for Packet {
     type Result = ();
-}
-
-/// Every packet one endpoint receives in one pass over an instant, as one actix message: a name
-/// server that 500 brokers register with in the same millisecond is woken once, not 500 times.
-/// Each endpoint handles them in arrival order with its own `Handler<Packet>`.
-///
-/// A lone packet travels in the message itself. Most messages of the RocketMQ bench carry one
-/// (a broker's registration reaching a name server, a name server's answer reaching the
-/// broker, each at an instant of its own), and a vector for each was an allocation and a free
-/// that Java has no counterpart for: 455,000 an hour. With the lone packet inline (and the
-/// handler called at two places, below), the bench ran about 4% faster in alternating
-/// wall-time rounds (per-round medians 0.89–0.99 of the former time in three measures,
-/// 2026-12-06), for 0.8% fewer instructions.
-///
-/// An endpoint's `Handler<Packets>` (`packet_endpoint!`) calls its `Handler<Packet>` once per
-/// form. One loop over an iterator of either form, with one call, cost the Nacos bench 30
-/// instructions a packet more: each packet was copied out of the iterator's state and in again.
-pub enum Packets {
-    One(Packet),
-    Many(Vec<Packet>),
-}
-
-impl Message for Packets {
-    type Result = ();
-}
-
-/// Implements `Handler<Packets>` for endpoint actors by handing each packet to their
-/// `Handler<Packet>` in order.
-#[macro_export]
-macro_rules! packet_endpoint {
-    ($($actor:ty),* $(,)?) => {$(
-        impl actix::Handler<$crate::actors::network::Packets> for $actor {
-            type Result = ();
-            fn handle(&mut self, packets: $crate::actors::network::Packets, ctx: &mut actix::Context<Self>) {
-                // Two calls of the handler, one per form (see `Packets`).
-                match packets {
-                    $crate::actors::network::Packets::One(p) => {
-                        <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx)
-                    }
-                    $crate::actors::network::Packets::Many(packets) => {
-                        for p in packets {
-                            <Self as actix::Handler<$crate::sim::packet::Packet>>::handle(self, p, ctx);
-                        }
-                    }
-                }
-            }
-        }
-    )*};
 }
 
 /// What a send did: the message's id, the channel it went on (none when no connection could
