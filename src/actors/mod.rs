@@ -45,6 +45,7 @@ pub mod network;
 pub mod producer;
 pub mod remoting;
 pub mod route_client;
+pub mod runtime;
 pub mod scanner;
 
 crate::packet_endpoint!(

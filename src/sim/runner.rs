@@ -1,9 +1,9 @@
 //! Runs one scenario: builds the actor system on a virtual clock, lets it play out, and collects
 //! the verdicts and the trace digest.
 //!
-//! Each run owns a current-thread tokio runtime without timers, its actors tasks of one
-//! `LocalSet`: the network's driver moves virtual time whenever they all run out of work, so
-//! a run is single-threaded and its virtual time jumps from event to event. Runs are
+//! Each run owns an executor on its thread (`actors::runtime`), every actor a task of it: the
+//! network's driver moves virtual time whenever they all run out of work, so a run is
+//! single-threaded and its virtual time jumps from event to event. Runs are
 //! independent; `routesim check` runs several on separate threads.
 
 use crate::actors::director::Director;
@@ -23,7 +23,6 @@ use crate::sim::observe::Obs;
 use crate::sim::scenario::Scenario;
 use crate::sim::trace::{Trace, TraceEvent, TraceOptions};
 use crate::sim::world::{BrokerFacts, World};
-use actix::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,7 +169,7 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         let run = Name::new("run");
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
         obs.record(SimTime::ZERO, run, What::Run(begin));
-        Director::new(net.clone(), obs.clone(), scenario, opts.mutation).start();
+        crate::actors::runtime::start(Director::new(net.clone(), obs.clone(), scenario, opts.mutation));
         let stop = opts.stop.clone();
         let stopped = net.start_driver(end, opts.max_events, opts.stop).await;
         let events = obs.trace.borrow().count();

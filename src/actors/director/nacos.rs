@@ -21,6 +21,7 @@ use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
+use crate::actors::runtime;
 use crate::nacos::cluster::sync::VERIFY_INTERVAL;
 use crate::nacos::cluster::MemberView;
 use crate::nacos::grpc::client::ConnView;
@@ -89,7 +90,7 @@ impl Director {
         let server = server_ctx.address();
         // The process must be up before any of its actors sets a timer.
         let env = self.start_process(&spec.name, Some(server.clone().recipient()));
-        let checker = HealthChecker::new(env.part("health"), core.clone(), server.clone()).start();
+        let checker = runtime::start(HealthChecker::new(env.part("health"), core.clone(), server.clone()));
         let mut actor = NacosServer::new(env.clone(), core, spec.push_delay);
         actor.set_checker(checker.clone());
         let members = self.scenario.nacos.cluster_of(&spec.name);
@@ -117,7 +118,7 @@ impl Director {
             ));
             env.after(EJECTOR_INITIAL_DELAY, server.clone(), EjectTick);
         }
-        server_ctx.run(actor);
+        runtime::run(server_ctx, actor);
         self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
     }
 
@@ -140,13 +141,13 @@ impl Director {
             self.env.obs.world.set_grpc_client(&spec.name, Some(view.clone()));
             let ctx = Context::<GrpcApp>::new();
             let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-            let addr = ctx.run(GrpcApp::new(env, Arc::from(spec.name.as_str()), servers, instances, view));
+            let addr = runtime::run(ctx, GrpcApp::new(env, Arc::from(spec.name.as_str()), servers, instances, view));
             self.running.insert(spec.name.clone(), Running::GrpcApp(addr));
             return;
         }
         let ctx = Context::<NacosApp>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let addr = ctx.run(NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances));
+        let addr = runtime::run(ctx, NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances));
         self.running.insert(spec.name.clone(), Running::NacosApp(addr));
     }
 
@@ -158,7 +159,7 @@ impl Director {
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         let udp = (Name::new(&spec.ip), spec.udp_port);
         let actor = NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp);
-        self.running.insert(spec.name.clone(), Running::NacosSubscriber(ctx.run(actor)));
+        self.running.insert(spec.name.clone(), Running::NacosSubscriber(runtime::run(ctx, actor)));
     }
 
     /// SIGTERM for a Nacos application: its shutdown hook deregisters first. False if `name` is

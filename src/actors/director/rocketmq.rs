@@ -9,6 +9,7 @@ use crate::actors::namesrv::RouteTable;
 use crate::actors::producer::Producers;
 use crate::actors::remoting::Servers;
 use crate::actors::route_client::RouteClient;
+use crate::actors::runtime;
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::broker::BrokerCore;
 use crate::rocketmq::client::RouteClientCore;
@@ -34,21 +35,18 @@ impl Director {
         // The process must be up before any of its actors sets a timer.
         let env = self.start_process(&spec.name, Some(route_table.clone().recipient()));
         self.idle_close(env.node, spec.idle_close);
-        let scanner = Scanner::new(
+        let scanner = runtime::start(Scanner::new(
             env.part("scanner"),
             table.clone(),
             batcher.clone(),
             spec.scan_interval,
             spec.scan_initial_delay,
-        )
-        .start();
-        table_ctx.run(RouteTable::new(env.clone(), table, batcher, scanner));
-        batcher_ctx.run(Batcher::new(
-            env.part("batcher"),
-            spec.queue_capacity,
-            spec.unregister_delay,
-            route_table.clone(),
         ));
+        runtime::run(table_ctx, RouteTable::new(env.clone(), table, batcher, scanner));
+        runtime::run(
+            batcher_ctx,
+            Batcher::new(env.part("batcher"), spec.queue_capacity, spec.unregister_delay, route_table.clone()),
+        );
         self.running.insert(spec.name.clone(), Running::Namesrv(route_table));
     }
 
@@ -80,7 +78,7 @@ impl Director {
         let ctx = Context::<Broker>::new();
         let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
         self.idle_close(env.node, spec.idle_close);
-        let addr = ctx.run(Broker::new(env, core, namesrvs, start_index, disk));
+        let addr = runtime::run(ctx, Broker::new(env, core, namesrvs, start_index, disk));
         self.running.insert(spec.name.clone(), Running::Broker(addr));
     }
 
@@ -116,11 +114,11 @@ impl Director {
             let nodes: Vec<NodeId> = brokers.iter().map(|(_, n)| *n).collect();
             core.borrow_mut().keep_broker_addrs();
             let (net, node) = (env.net.clone(), env.node);
-            let addr = Producers::new(env, core, brokers, specs).start();
+            let addr = runtime::start(Producers::new(env, core, brokers, specs));
             net.share_endpoint(node, nodes, addr.clone().recipient());
             actor = actor.with_producers();
             producers = Some(addr);
         }
-        self.running.insert(spec.name.clone(), Running::Client(ctx.run(actor), producers));
+        self.running.insert(spec.name.clone(), Running::Client(runtime::run(ctx, actor), producers));
     }
 }

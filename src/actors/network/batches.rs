@@ -310,7 +310,10 @@ mod tests {
             for node in 0..3 {
                 endpoints.add();
                 if node < 2 {
-                    endpoints.set(NodeId(node), Some(Recorder(node, log.clone()).start().recipient()));
+                    endpoints.set(
+                        NodeId(node),
+                        Some(crate::actors::runtime::start(Recorder(node, log.clone())).recipient()),
+                    );
                 }
             }
             // Started, as a run's actors are before its first pass.
@@ -343,7 +346,7 @@ mod tests {
     /// Lets the woken endpoints run.
     async fn settle() {
         for _ in 0..4 {
-            tokio::task::yield_now().await;
+            crate::actors::runtime::yield_now().await;
         }
     }
 }

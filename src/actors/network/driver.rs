@@ -140,7 +140,7 @@ impl Net {
             move |why, me| driver.pass(Some(why), me)
         });
         // The first pass delivers what is due at the start, or waits for the gate.
-        tokio::task::spawn_local(async move { driver.pass(None, &pass) });
+        crate::actors::runtime::spawn(async move { driver.pass(None, &pass) });
         async move { finished.await.ok().flatten() }
     }
 
