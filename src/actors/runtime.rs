@@ -156,7 +156,9 @@ pub fn block_on<F: Future, W: FnOnce()>(fut: F, mut idle: impl FnMut() -> Option
         if let Some(work) = first.take() {
             work();
         }
-        if main.woken.swap(false, Ordering::AcqRel) {
+        // A load first: nearly every round finds it unwoken, and the swap is a locked
+        // instruction.
+        if main.woken.load(Ordering::Acquire) && main.woken.swap(false, Ordering::AcqRel) {
             if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
                 return out;
             }
