@@ -25,6 +25,8 @@
 //! `nacos_distro`, a cluster member's Distro sync and verify for its gRPC clients;
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
 //! broker, route-client and producer actors.
+//! `runtime` is not an actor either: it is the run's executor, which polls every actor's actix
+//! context in the order tokio's `LocalSet` would, without tokio's thread-safe task machinery.
 
 pub mod batcher;
 pub mod broker;

@@ -15,8 +15,8 @@
 //! a wake-up is a push onto a queue.
 //!
 //! The order is tokio's `LocalSet`'s, which every run's trace was made with: first in, first
-//! out; a task woken while it is queued stays where it is; a task that wakes itself while it runs
-//! (actix does, after handling its share of messages) goes to the back after its poll, behind the
+//! out; a task woken while it is queued stays where it is; a task woken while it runs (an actor
+//! that sends itself a message through its address) goes to the back after its poll, behind the
 //! tasks it woke meanwhile; and the run's own future is polled before every 61 tasks (tokio's
 //! `MAX_TASKS_PER_TICK`). So every run is the same event for event as on tokio.
 //!
@@ -270,8 +270,8 @@ impl Wake for MainWaker {
 #[cfg(test)]
 mod tests;
 
-/// Yields the way actix's mailbox does when it has handled its share of messages: wakes its own
-/// task at once and returns, so that it runs again behind every task woken before it.
+/// Wakes its own task and returns, as an actor that sends itself a message does: it runs again
+/// behind every task woken before it.
 #[cfg(test)]
 pub(crate) async fn yield_now() {
     let mut yielded = false;

@@ -23,9 +23,9 @@
 //! itself (`runtime::block_on`).
 //!
 //! One rule follows from the first of them and still holds: no actor may wait on a tokio
-//! timer or I/O, which nothing in a run drives. actix yields by waking its own task at once,
-//! which the executor sees; the only tokio primitive in a run is the `oneshot` on which the
-//! driver reports the end.
+//! timer or I/O, which nothing in a run drives. A task that wakes itself is queued again at
+//! once, which the executor sees; the only tokio primitive in a run is the `oneshot` on which
+//! the driver reports the end.
 
 use crate::actors::runtime;
 use std::cell::RefCell;
