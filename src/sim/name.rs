@@ -93,6 +93,15 @@ impl Name {
         self.0.text
     }
 
+    /// Whether the text is empty, without reading it: the empty text is interned once, so this
+    /// is one pointer compare. A name server asks it of the address each registration finds
+    /// under the broker's id (`StringUtils.isEmpty(oldAddr)`), an entry that is rarely in the
+    /// cache: reading its length there was a miss per registration in the RocketMQ bench.
+    pub fn is_empty(&self) -> bool {
+        static EMPTY: OnceLock<Name> = OnceLock::new();
+        *self == *EMPTY.get_or_init(|| Name::new(""))
+    }
+
     /// The text after its length as four little-endian bytes (the trace digest's form of a
     /// string), made once with the name.
     pub fn length_prefixed(&self) -> &'static [u8] {
@@ -269,6 +278,9 @@ mod tests {
         assert_eq!(format!("[{a:<10}] [{a:>9}]"), "[broker-a  ] [ broker-a]");
         assert_eq!(a, "broker-a");
         assert_eq!("broker-a", a);
+        // Empty exactly when its text is, made from a `String` or from `Default` alike.
+        assert!(!a.is_empty() && !Name::new(" ").is_empty());
+        assert!(Name::new("").is_empty() && Name::default().is_empty() && Name::from(String::new()).is_empty());
     }
 
     #[test]
