@@ -137,10 +137,17 @@ pub fn block_on<F: Future, W: FnOnce()>(fut: F, mut idle: impl FnMut() -> Option
     impl Drop for Finish {
         fn drop(&mut self) {
             RT.with(|rt| {
-                let slots = std::mem::take(&mut *rt.slots.borrow_mut());
-                rt.ready.borrow_mut().clear();
-                rt.free.borrow_mut().clear();
-                drop(slots);
+                // Dropping a task may start another (nothing does today): drop until none is
+                // left, so that nothing carries over into the thread's next run.
+                loop {
+                    let slots = std::mem::take(&mut *rt.slots.borrow_mut());
+                    rt.ready.borrow_mut().clear();
+                    rt.free.borrow_mut().clear();
+                    if slots.is_empty() {
+                        break;
+                    }
+                    drop(slots);
+                }
                 rt.running.set(NONE);
                 rt.active.set(false);
             });

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::sim::rng::SimRng;
+use std::cell::Cell;
 use std::rc::Rc;
 
 /// What a task of the script may be.
@@ -201,4 +202,50 @@ fn a_waker_kept_past_its_task_wakes_nothing_in_the_slot_s_next_task() {
 #[should_panic(expected = "outside the run's executor")]
 fn starting_a_task_outside_a_run_is_refused() {
     spawn(async {});
+}
+
+/// Sets its flag when dropped, and starts another task that never ends, with `then` in it.
+struct Guard {
+    dropped: Rc<Cell<u32>>,
+    then: Option<Box<Guard>>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.dropped.set(self.dropped.get() + 1);
+        if let Some(next) = self.then.take() {
+            spawn(async move {
+                let _keep = next;
+                std::future::pending::<()>().await;
+            });
+        }
+    }
+}
+
+#[test]
+fn tasks_left_at_the_end_are_dropped_with_what_their_drop_starts_and_the_next_run_starts_clean() {
+    let dropped = Rc::new(Cell::new(0));
+    let inner = Guard { dropped: dropped.clone(), then: None };
+    let outer = Guard { dropped: dropped.clone(), then: Some(Box::new(inner)) };
+    block_on(
+        async move {
+            spawn(async move {
+                let _keep = outer;
+                std::future::pending::<()>().await;
+            });
+            yield_now().await;
+        },
+        || None::<fn()>,
+    );
+    assert_eq!(dropped.get(), 2, "both tasks' guards were dropped");
+    let ran = Rc::new(Cell::new(false));
+    let r = ran.clone();
+    block_on(
+        async move {
+            spawn(async move { r.set(true) });
+            yield_now().await;
+        },
+        || None::<fn()>,
+    );
+    assert!(ran.get());
 }
