@@ -17,19 +17,21 @@
 //! The order is tokio's `LocalSet`'s, which every run's trace was made with: first in, first
 //! out; a task woken while it is queued stays where it is; a task woken while it runs (an actor
 //! that sends itself a message through its address) goes to the back after its poll, behind the
-//! tasks it woke meanwhile; and the run's own future is polled before every 61 tasks (tokio's
-//! `MAX_TASKS_PER_TICK`). So every run is the same event for event as on tokio.
+//! tasks it woke meanwhile; and the run's own future gets its turn between every 61 tasks
+//! (tokio's `MAX_TASKS_PER_TICK`). So every run is the same event for event as on tokio.
 //!
-//! A task's waker names its slot and the slot's generation, and is honoured only on the run's
-//! thread while that task lives: a waker kept past its task wakes nothing. Only the run's own
-//! future may be woken from another thread (see [`block_on`]).
+//! A task's waker names its slot and the task's stamp, a number no other task of any run in the
+//! process has had: a waker kept past its task wakes nothing, and one woken on another thread
+//! (nothing in a run does that; its actors' addresses never leave its thread) finds no task of
+//! its own there. Only the run's own future may be woken from another thread (see
+//! [`block_on`]).
 
 use actix::{Actor, Addr, Context};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::task::{self, Poll, RawWaker, RawWakerVTable, Wake, Waker};
 
@@ -40,13 +42,16 @@ const TASKS_PER_TICK: usize = 61;
 /// No task is running.
 const NONE: u32 = u32::MAX;
 
+/// The next task's stamp, for the whole process: a task's wakers carry it.
+static STAMPS: AtomicU32 = AtomicU32::new(0);
+
 type Task = Pin<Box<dyn Future<Output = ()>>>;
 
 struct Slot {
     /// The task's future; `None` while it is being polled, or once it finished.
     task: Option<Task>,
-    /// Bumped when the slot is freed, so that wakers of an earlier task in it wake nothing.
-    generation: u32,
+    /// The task's stamp (see the module docs), which its wakers carry.
+    stamp: u32,
     /// In `ready`.
     queued: bool,
 }
@@ -97,16 +102,15 @@ pub fn spawn(fut: impl Future<Output = ()> + 'static) {
     RT.with(|rt| {
         assert!(rt.active.get(), "an actor was started outside the run's executor (runtime::block_on)");
         let task: Task = Box::pin(fut);
+        let stamp = STAMPS.fetch_add(1, Ordering::Relaxed);
         let mut slots = rt.slots.borrow_mut();
         let i = match rt.free.borrow_mut().pop() {
             Some(i) => {
-                let slot = &mut slots[i as usize];
-                slot.task = Some(task);
-                slot.queued = true;
+                slots[i as usize] = Slot { task: Some(task), stamp, queued: true };
                 i
             }
             None => {
-                slots.push(Slot { task: Some(task), generation: 0, queued: true });
+                slots.push(Slot { task: Some(task), stamp, queued: true });
                 (slots.len() - 1) as u32
             }
         };
@@ -196,25 +200,21 @@ fn tick() -> bool {
 }
 
 fn poll_slot(rt: &Runtime, i: u32) {
-    let (mut task, generation) = {
+    let (mut task, stamp) = {
         let mut slots = rt.slots.borrow_mut();
         let slot = &mut slots[i as usize];
         slot.queued = false;
-        (slot.task.take().expect("a queued task has its future"), slot.generation)
+        (slot.task.take().expect("a queued task has its future"), slot.stamp)
     };
     rt.running.set(i);
     rt.rewake.set(false);
     // SAFETY: the data is a plain number, which every function of `VTABLE` accepts.
-    let waker = unsafe { Waker::from_raw(RawWaker::new(pack(i, generation), &VTABLE)) };
+    let waker = unsafe { Waker::from_raw(RawWaker::new(pack(i, stamp), &VTABLE)) };
     let done = task.as_mut().poll(&mut task::Context::from_waker(&waker)).is_ready();
     rt.running.set(NONE);
     if done {
-        // Dropped outside the borrow: an actor's drop may wake or start others.
-        {
-            let mut slots = rt.slots.borrow_mut();
-            let slot = &mut slots[i as usize];
-            slot.generation = slot.generation.wrapping_add(1);
-        }
+        // Dropped outside the borrow: an actor's drop may wake or start others. The slot keeps
+        // no task, so its wakers find nothing until a new task, with a new stamp, takes it.
         drop(task);
         rt.free.borrow_mut().push(i);
         return;
@@ -231,17 +231,17 @@ fn poll_slot(rt: &Runtime, i: u32) {
     }
 }
 
-/// A task's waker data: its slot and the slot's generation, in one word.
-fn pack(i: u32, generation: u32) -> *const () {
-    (((generation as usize) << 32) | i as usize) as *const ()
+/// A task's waker data: its slot and its stamp, in one word.
+fn pack(i: u32, stamp: u32) -> *const () {
+    (((stamp as usize) << 32) | i as usize) as *const ()
 }
 
 fn wake(data: *const ()) {
-    let (i, generation) = ((data as usize & 0xFFFF_FFFF) as u32, ((data as usize) >> 32) as u32);
+    let (i, stamp) = ((data as usize & 0xFFFF_FFFF) as u32, ((data as usize) >> 32) as u32);
     RT.with(|rt| {
         let mut slots = rt.slots.borrow_mut();
         let Some(slot) = slots.get_mut(i as usize) else { return };
-        if slot.generation != generation {
+        if slot.stamp != stamp {
             return;
         }
         if rt.running.get() == i {

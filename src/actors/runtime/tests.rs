@@ -249,3 +249,36 @@ fn tasks_left_at_the_end_are_dropped_with_what_their_drop_starts_and_the_next_ru
     );
     assert!(ran.get());
 }
+
+/// A waker kept from an earlier run (on this thread or another) names a slot that a later run
+/// reuses; it must not poll that run's task.
+#[test]
+fn a_waker_kept_from_an_earlier_run_wakes_nothing_in_a_later_one() {
+    let kept: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let k = kept.clone();
+    block_on(
+        async move {
+            spawn(std::future::poll_fn(move |cx| {
+                *k.borrow_mut() = Some(cx.waker().clone());
+                Poll::<()>::Pending
+            }));
+            yield_now().await;
+        },
+        || None::<fn()>,
+    );
+    let polls = Rc::new(Cell::new(0));
+    let p = polls.clone();
+    block_on(
+        async move {
+            spawn(std::future::poll_fn(move |_| {
+                p.set(p.get() + 1);
+                Poll::<()>::Pending
+            }));
+            yield_now().await;
+            kept.borrow().as_ref().expect("kept").wake_by_ref();
+            yield_now().await;
+        },
+        || None::<fn()>,
+    );
+    assert_eq!(polls.get(), 1, "polled once, when it started");
+}
