@@ -231,6 +231,9 @@ fn poll_slot(rt: &Runtime, i: u32) {
     }
 }
 
+// `pack` puts two `u32`s in a pointer-sized word: only a 64-bit target has room for both.
+const _: () = assert!(usize::BITS >= 64, "a waker's data packs two u32s into a pointer");
+
 /// A task's waker data: its slot and its stamp, in one word.
 fn pack(i: u32, stamp: u32) -> *const () {
     (((stamp as usize) << 32) | i as usize) as *const ()

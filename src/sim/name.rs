@@ -98,8 +98,7 @@ impl Name {
     /// under the broker's id (`StringUtils.isEmpty(oldAddr)`), an entry that is rarely in the
     /// cache: reading its length there was a miss per registration in the RocketMQ bench.
     pub fn is_empty(&self) -> bool {
-        static EMPTY: OnceLock<Name> = OnceLock::new();
-        *self == *EMPTY.get_or_init(|| Name::new(""))
+        *self == Name::default()
     }
 
     /// The text after its length as four little-endian bytes (the trace digest's form of a
@@ -121,9 +120,11 @@ impl Name {
     }
 }
 
+/// The empty name, interned once and kept: no lock after the first.
 impl Default for Name {
     fn default() -> Self {
-        Name::new("")
+        static EMPTY: OnceLock<Name> = OnceLock::new();
+        *EMPTY.get_or_init(|| Name::new(""))
     }
 }
 
