@@ -268,7 +268,7 @@ impl Net {
             | SendOutcome::Connecting { channel, .. } => Some(channel),
             SendOutcome::ConnectFailed { .. } | SendOutcome::Closed => None,
         };
-        let up = channel.and_then(|c| k.core.channel(c)).filter(|c| c.syn.is_none()).map(|c| c.connected_at);
+        let up = channel.and_then(|c| k.core.channel(c)).filter(|c| c.syn().is_none()).map(|c| c.connected_at);
         k.apply_send(now, id, from, to, outcome, body);
         Sent { id, channel, up }
     }
@@ -317,14 +317,14 @@ impl Net {
     /// When `channel`'s connection came up; `None` while its connect is in progress or once it
     /// is gone.
     pub fn connected_at(&self, channel: ChannelId) -> Option<SimTime> {
-        self.0.borrow().core.channel(channel).filter(|c| c.syn.is_none()).map(|c| c.connected_at)
+        self.0.borrow().core.channel(channel).filter(|c| c.syn().is_none()).map(|c| c.connected_at)
     }
 
     /// While `channel`'s SYN is unanswered: when its connect began, and when the handshake takes
     /// its next step (a SYN retransmission, or the connect timeout). `None` once it has
     /// connected or failed.
     pub fn handshake(&self, channel: ChannelId) -> Option<(SimTime, SimTime)> {
-        self.0.borrow().core.channel(channel).and_then(|c| c.syn).map(|syn| (syn.started, syn.due))
+        self.0.borrow().core.channel(channel).and_then(|c| c.syn()).map(|syn| (syn.started, syn.due))
     }
 
     /// Takes back message `msg`, written on `channel` but not yet sent by the sender's clock: it
@@ -339,7 +339,7 @@ impl Net {
         if k.held.remove(&msg).is_some() {
             return;
         }
-        let Some(c) = k.core.channel(channel).filter(|c| c.syn.is_none() && c.connected_at > now) else { return };
+        let Some(c) = k.core.channel(channel).filter(|c| c.syn().is_none() && c.connected_at > now) else { return };
         // It leaves at `connected_at` and arrives within the link's latency and jitter, as they
         // are now: a latency fault within this round trip would hide it, and it would arrive.
         let p = k.core.rules.params(c.client, c.server);

@@ -1,13 +1,22 @@
 //! One TCP connection as both kernels see it, and the table of them.
 
 use super::tcp::{Stream, Syn};
+use super::Seg;
 use crate::sim::clock::SimTime;
 use crate::sim::ids::{ChannelId, NodeId};
 
-/// One TCP connection, opened by `client` to `server`.
+/// One TCP connection, opened by `client` to `server`. Its id is its place in [`Channels`].
+///
+/// One cache line: everything a write on a flowing channel reads and writes (its ends, its
+/// flags, the handshake's end, the last reads and writes, each direction's next free arrival)
+/// lies in the line's 60 bytes, and what only a connecting channel or a stalled stream needs is
+/// boxed beside it ([`Rare`]). A broker's registration writes on one channel per name server
+/// every 30 s, long enough for the channel to leave the caches; laid out as before (about 250
+/// bytes, the two streams' backlogs and timers in line), a write touched three lines of it
+/// (docs/speed-history.md, "A channel in one line").
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct Channel {
-    pub id: ChannelId,
     pub client: NodeId,
     pub server: NodeId,
     /// The client's pool this connection belongs to (see `Pool`).
@@ -21,21 +30,36 @@ pub struct Channel {
     pub open_at_server: bool,
     /// When the handshake completed: nothing the client writes leaves before.
     pub connected_at: SimTime,
-    /// While the handshake is still retrying its SYN: when it began, and the retry timer.
-    pub syn: Option<Syn>,
     /// Per end (client, server): the last time that end's application read or wrote on the
     /// channel. Netty's `IdleStateHandler` counts only its own end's reads and writes — a
     /// request lost in a partition was written by the sender but never read by the receiver.
     last_io: [SimTime; 2],
-    /// Per direction: client → server, server → client.
-    pub(super) streams: [Stream; 2],
+    /// Per direction (client → server, server → client): when the last segment handed to the
+    /// network arrives. TCP delivers in order, so nothing sent later arrives earlier.
+    next_free: [SimTime; 2],
+    /// The SYN while the handshake retries it, and each direction's unsent segments and
+    /// retransmission timer; `None` while the channel flows, which is nearly always.
+    rare: Option<Box<Rare>>,
+}
+
+/// What a channel needs only while connecting or while a segment is being retransmitted.
+#[derive(Clone, Debug, Default)]
+struct Rare {
+    /// While the handshake is still retrying its SYN: when it began, and the retry timer.
+    syn: Option<Syn>,
+    /// Per direction, as `Channel::next_free`.
+    streams: [Stream; 2],
+}
+
+impl Rare {
+    fn is_empty(&self) -> bool {
+        self.syn.is_none() && self.streams.iter().all(|s| s.is_idle() && s.retry.is_none())
+    }
 }
 
 impl Channel {
-    pub(super) fn new(id: ChannelId, client: NodeId, server: NodeId, connected_at: SimTime) -> Self {
-        let stream = Stream { next_free: connected_at, ..Stream::default() };
+    pub(super) fn new(client: NodeId, server: NodeId, connected_at: SimTime) -> Self {
         Channel {
-            id,
             client,
             server,
             pool: super::Pool::DEFAULT,
@@ -43,20 +67,80 @@ impl Channel {
             open_at_client: true,
             open_at_server: true,
             connected_at,
-            syn: None,
             last_io: [connected_at; 2],
-            streams: [stream.clone(), stream],
+            next_free: [connected_at; 2],
+            rare: None,
         }
     }
 
     /// The handshake completed at `at`: both ends' clocks and streams start there.
     pub(super) fn connected(&mut self, at: SimTime) {
-        self.syn = None;
+        self.set_syn(None);
         self.connected_at = at;
         self.last_io = [at; 2];
-        for s in &mut self.streams {
-            s.next_free = at;
+        self.next_free = [at; 2];
+    }
+
+    /// While the handshake is still retrying its SYN: when it began, and the retry timer.
+    pub fn syn(&self) -> Option<Syn> {
+        self.rare.as_ref().and_then(|r| r.syn)
+    }
+
+    pub(super) fn set_syn(&mut self, syn: Option<Syn>) {
+        match syn {
+            Some(_) => self.rare.get_or_insert_with(Box::default).syn = syn,
+            None => {
+                if let Some(rare) = &mut self.rare {
+                    rare.syn = None;
+                }
+                self.settle();
+            }
         }
+    }
+
+    /// Direction `dir`'s unsent segments and timer, made if the channel had none.
+    pub(super) fn stream_mut(&mut self, dir: usize) -> &mut Stream {
+        &mut self.rare.get_or_insert_with(Box::default).streams[dir]
+    }
+
+    /// Direction `dir`'s retransmission timer, if its head is being retransmitted.
+    pub(super) fn retry(&self, dir: usize) -> Option<super::tcp::Retry> {
+        self.rare.as_ref().and_then(|r| r.streams[dir].retry)
+    }
+
+    /// Whether direction `dir` has nothing waiting: TCP delivers in order, so a new segment
+    /// waits behind a lost one.
+    pub(super) fn is_idle(&self, dir: usize) -> bool {
+        self.rare.as_ref().is_none_or(|r| r.streams[dir].is_idle())
+    }
+
+    /// Everything direction `dir` still had unsent, and its timer stopped.
+    pub(super) fn drain(&mut self, dir: usize) -> Vec<Seg> {
+        let segs = self.rare.as_mut().map(|r| r.streams[dir].drain()).unwrap_or_default();
+        self.settle();
+        segs
+    }
+
+    /// Lets the boxed part go once nothing in it is in use, so that a channel that stalled once
+    /// flows in one line again.
+    pub(super) fn settle(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| r.is_empty()) {
+            self.rare = None;
+        }
+    }
+
+    /// Whether the channel keeps nothing outside its line.
+    #[cfg(test)]
+    pub(super) fn is_in_one_line(&self) -> bool {
+        self.rare.is_none() && std::mem::size_of::<Option<Channel>>() == 64
+    }
+
+    pub(super) fn next_free(&self, dir: usize) -> SimTime {
+        self.next_free[dir]
+    }
+
+    pub(super) fn set_next_free(&mut self, dir: usize, at: SimTime) {
+        self.next_free[dir] = at;
     }
 
     pub fn peer_of(&self, node: NodeId) -> NodeId {
@@ -97,7 +181,7 @@ impl Channel {
 
     /// Both applications let go and no kernel has anything left to send: the connection is gone.
     pub(super) fn is_finished(&self) -> bool {
-        !self.open_at_client && !self.open_at_server && self.streams.iter().all(Stream::is_idle)
+        !self.open_at_client && !self.open_at_server && self.is_idle(0) && self.is_idle(1)
     }
 }
 
@@ -129,8 +213,10 @@ impl Channels {
         }
     }
 
-    pub(super) fn values(&self) -> impl Iterator<Item = &Channel> {
-        self.0.iter().flatten()
+    /// The ids of the channels that `keep`, in id order.
+    pub(super) fn ids_where(&self, mut keep: impl FnMut(&Channel) -> bool) -> Vec<ChannelId> {
+        let each = self.0.iter().enumerate();
+        each.filter_map(|(i, c)| c.as_ref().filter(|c| keep(c)).map(|_| ChannelId(i as u64))).collect()
     }
 }
 

@@ -54,11 +54,11 @@ impl NetCore {
         }
         self.next_channel += 1;
         let id = ChannelId(self.next_channel);
-        let mut c = Channel::new(id, from, to, now + rtt);
+        let mut c = Channel::new(from, to, now + rtt);
         c.pool = pool;
         if let Some(miss) = miss {
             let next = if miss == Miss::Slow { self.connect_timeout } else { tcp::SYN_RTO.min(self.connect_timeout) };
-            c.syn = Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due: now + next, attempts: 0 });
+            c.set_syn(Some(tcp::Syn { started: now, rto: tcp::SYN_RTO, due: now + next, attempts: 0 }));
         }
         c.current = true;
         self.channels.insert(id, c);
@@ -73,10 +73,10 @@ impl NetCore {
     /// A connect's SYN timer fired at `now`: send the SYN again, give up, or connect.
     pub fn syn_retry(&mut self, now: SimTime, channel: ChannelId, rng: &mut SimRng) -> Handshake {
         let Some(c) = self.channels.get(&channel) else { return Handshake::Idle };
-        let Some(syn) = c.syn.filter(|s| s.due == now) else { return Handshake::Idle };
+        let Some(syn) = c.syn().filter(|s| s.due == now) else { return Handshake::Idle };
         let (from, to) = (c.client, c.server);
         let failed = |me: &mut Self, at, reason| {
-            let segs = me.channels.get_mut(&channel).map(|c| c.streams[0].drain()).unwrap_or_default();
+            let segs = me.channels.get_mut(&channel).map(|c| c.drain(0)).unwrap_or_default();
             me.discard(channel);
             Handshake::Failed { from, to, at, reason, segs }
         };
@@ -90,7 +90,7 @@ impl NetCore {
             let c = self.channels.get_mut(&channel).expect("channel exists");
             let rto = tcp::backed_off(syn.rto);
             let next = (now + rto).min(deadline);
-            c.syn = Some(tcp::Syn { rto, due: next, attempts: attempt, ..syn });
+            c.set_syn(Some(tcp::Syn { rto, due: next, attempts: attempt, ..syn }));
             return Handshake::Again { from, to, miss, attempt, next };
         }
         let connected = now + self.rtt(from, to);
@@ -98,15 +98,15 @@ impl NetCore {
         if connected >= deadline {
             // Through, but answered only after the connect timeout (see `connect`).
             let c = self.channels.get_mut(&channel).expect("channel exists");
-            c.syn = Some(tcp::Syn { due: deadline, attempts: attempt, ..syn });
+            c.set_syn(Some(tcp::Syn { due: deadline, attempts: attempt, ..syn }));
             return Handshake::Again { from, to, miss: Miss::Slow, attempt, next: deadline };
         }
         if self.proc(to).state == ProcState::Down {
             return failed(self, connected, ConnectFailure::Refused);
         }
         let c = self.channels.get_mut(&channel).expect("channel exists");
+        let queued = c.drain(0);
         c.connected(connected);
-        let queued = c.streams[0].drain();
         let (mut delivered, mut retransmit_at) = (Vec::new(), None);
         for seg in queued {
             match self.transmit(connected, channel, from, seg, rng) {

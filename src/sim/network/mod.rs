@@ -240,7 +240,7 @@ impl NetCore {
 
     /// Channels open at `node`'s end, in id order.
     pub fn open_channels_of(&self, node: NodeId) -> Vec<ChannelId> {
-        self.channels.values().filter(|c| c.is_open_at(node)).map(|c| c.id).collect()
+        self.channels.ids_where(|c| c.is_open_at(node))
     }
 
     /// Whether a transmission from `from` can reach `to` now, and if not, why.

@@ -37,18 +37,15 @@ impl NetCore {
         // table's hashing and probing when it is still the current one (0.3% of the Nacos
         // bench's instructions). Being current, it is the channel the table would give.
         let named = match lease {
-            Lease::Reuse(Some(id)) => {
-                self.channels.get(&id).filter(|c| c.current && (c.client, c.server, c.pool) == (from, to, pool))
-            }
+            Lease::Reuse(Some(id)) => Some(id).filter(|id| {
+                self.channels.get(id).is_some_and(|c| c.current && (c.client, c.server, c.pool) == (from, to, pool))
+            }),
             _ => None,
         };
-        let existing = match named {
-            Some(c) => Some(c.id),
-            None => self.current.get(&(from, to, pool)).copied(),
-        };
+        let existing = named.or_else(|| self.current.get(&(from, to, pool)).copied());
         let usable = |c: &Channel| match lease {
             Lease::Reuse(_) => c.open_at_client,
-            Lease::Pooled(_) => c.open_at_client && c.syn.is_none(),
+            Lease::Pooled(_) => c.open_at_client && c.syn().is_none(),
             Lease::Fresh => false,
         };
         // `syn_miss`: why the first SYN of a channel opened here found no answer in time.
@@ -60,9 +57,9 @@ impl NetCore {
             },
         };
         let c = self.channels.get_mut(&channel).expect("channel exists");
-        if let Some(syn) = c.syn {
+        if let Some(syn) = c.syn() {
             // Connecting: the write waits in the socket until the handshake completes.
-            c.streams[0].backlog.push_back(seg);
+            c.stream_mut(0).backlog.push_back(seg);
             return match syn_miss {
                 Some(miss) => SendOutcome::Connecting { channel, miss, syn_at: syn.due },
                 None => SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None },
@@ -123,21 +120,21 @@ impl NetCore {
     ) -> Tx {
         let c = &self.channels[&channel];
         let (to, dir) = (c.peer_of(from), c.end(from));
-        if !c.streams[dir].is_idle() {
+        if !c.is_idle(dir) {
             // TCP delivers in order: behind a lost segment, everything waits.
-            self.channels.get_mut(&channel).expect("channel exists").streams[dir].backlog.push_back(seg);
+            self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir).backlog.push_back(seg);
             return Tx::Held { miss: None, retransmit_at: None };
         }
         match self.attempt(from, to, rng) {
             Ok(delay) => {
-                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
-                let at = (depart + delay).max(s.next_free);
-                s.next_free = at;
+                let c = self.channels.get_mut(&channel).expect("channel exists");
+                let at = (depart + delay).max(c.next_free(dir));
+                c.set_next_free(dir, at);
                 Tx::Arrives(at)
             }
             Err(miss) => {
                 let rto = self.rto(from, to);
-                let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
                 s.backlog.push_back(seg);
                 Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
             }
@@ -147,14 +144,14 @@ impl NetCore {
     /// The retransmission timer of `channel`'s stream `dir` (0: client → server) fired at `now`.
     pub fn retransmit(&mut self, now: SimTime, channel: ChannelId, dir: usize, rng: &mut SimRng) -> Retransmission {
         let Some(c) = self.channels.get(&channel) else { return Retransmission::Idle };
-        let Some(retry) = c.streams[dir].retry.filter(|r| r.due == now) else { return Retransmission::Idle };
+        let Some(retry) = c.retry(dir).filter(|r| r.due == now) else { return Retransmission::Idle };
         let (from, to) = if dir == 0 { (c.client, c.server) } else { (c.server, c.client) };
         let orphan = !c.is_open_at(from);
         let waited = now.since(retry.first_sent);
         let budget = if orphan { tcp::ORPHAN_BUDGET } else { tcp::OPEN_BUDGET };
         if waited >= budget {
             let c = self.channels.get_mut(&channel).expect("channel exists");
-            let segs = c.streams[dir].drain();
+            let segs = c.drain(dir);
             c.set_closed(from);
             self.forget_current(channel);
             self.tidy(channel);
@@ -163,7 +160,7 @@ impl NetCore {
         let attempt = retry.attempts + 1;
         let verdict = self.attempt(from, to, rng);
         let rto = self.rto(from, to);
-        let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+        let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
         let delay = match verdict {
             Err(miss) => {
                 let head = *s.backlog.front().expect("a stalled stream has a head");
@@ -181,22 +178,25 @@ impl NetCore {
         let mut again = None;
         // The head got through; what waited behind it goes out now, each with its own luck.
         while let Some(delay) = next {
-            let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
-            let Some(seg) = s.backlog.pop_front() else { break };
-            let at = (now + delay).max(s.next_free);
-            s.next_free = at;
+            let c = self.channels.get_mut(&channel).expect("channel exists");
+            let Some(seg) = c.stream_mut(dir).backlog.pop_front() else { break };
+            let at = (now + delay).max(c.next_free(dir));
+            c.set_next_free(dir, at);
             segs.push((seg, at));
-            if s.backlog.is_empty() {
+            if c.is_idle(dir) {
                 break;
             }
             next = match self.attempt(from, to, rng) {
                 Ok(d) => Some(d),
                 Err(_) => {
-                    let s = &mut self.channels.get_mut(&channel).expect("channel exists").streams[dir];
+                    let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
                     again = Some(s.stall(now, rto));
                     None
                 }
             };
+        }
+        if let Some(c) = self.channels.get_mut(&channel) {
+            c.settle();
         }
         self.tidy(channel);
         Retransmission::Delivered { from, to, segs, attempt, waited, again }

@@ -133,12 +133,10 @@ pub struct Retry {
     pub attempts: u32,
 }
 
-/// One direction of a connection.
+/// One direction of a connection, while a segment of it is being retransmitted (its next free
+/// arrival is kept in the channel's line: `Channel::next_free`).
 #[derive(Clone, Debug, Default)]
 pub struct Stream {
-    /// When the last segment handed to the network arrives: TCP delivers in order, so nothing
-    /// sent later arrives earlier.
-    pub next_free: SimTime,
     /// Segments the peer has not received: the head being retransmitted, then everything sent
     /// after it. Empty while the stream flows.
     pub backlog: VecDeque<Seg>,

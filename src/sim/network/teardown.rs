@@ -16,9 +16,9 @@ impl NetCore {
             return None;
         }
         let peer = c.peer_of(by);
-        if c.syn.is_some() {
+        if c.syn().is_some() {
             // Never connected: the connect is abandoned and what waited for it with it.
-            let dropped = c.streams[0].drain();
+            let dropped = c.drain(0);
             self.discard(channel);
             return Some(Closing { peer, fin: FinFate::Unheard, dropped });
         }
@@ -45,7 +45,7 @@ impl NetCore {
         }
         c.set_closed(node);
         let end = c.end(node);
-        let dropped = c.streams[end].drain();
+        let dropped = c.drain(end);
         self.forget_current(channel);
         self.tidy(channel);
         dropped
@@ -54,14 +54,9 @@ impl NetCore {
     /// `node`'s host dies: every end it held vanishes, open or orphaned, and its kernel's
     /// retransmissions with it. Peers keep their ends (half-open). Returns the dropped segments.
     pub fn host_down(&mut self, node: NodeId) -> Vec<Seg> {
-        let held: Vec<ChannelId> = self
-            .channels
-            .values()
-            .filter(|c| {
-                c.is_open_at(node) || ((node == c.client || node == c.server) && !c.streams[c.end(node)].is_idle())
-            })
-            .map(|c| c.id)
-            .collect();
+        let held = self.channels.ids_where(|c| {
+            c.is_open_at(node) || ((node == c.client || node == c.server) && !c.is_idle(c.end(node)))
+        });
         held.into_iter().flat_map(|ch| self.abort(ch, node)).collect()
     }
 

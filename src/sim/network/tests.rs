@@ -147,6 +147,20 @@ fn what_is_sent_behind_a_lost_segment_waits_and_arrives_in_order() {
     assert_eq!(segs, vec![(M2, due + SimDuration(1)), (M3, due + SimDuration(1))]);
     let (_, at) = delivered(n.send(due, a, b, Seg::Data(4), &mut rng));
     assert_eq!(at, due + SimDuration(1), "the stream flows again");
+    assert!(n.channel(channel).unwrap().is_in_one_line(), "the stall's backlog and timer are let go");
+}
+
+#[test]
+fn a_connect_that_retried_its_syn_keeps_nothing_boxed_once_connected() {
+    // The SYN and the writes that waited for it live outside the channel's line only meanwhile.
+    let (mut n, a, b, mut rng) = net();
+    n.rules.block("cut", a, b);
+    let SendOutcome::Connecting { channel, syn_at, .. } = n.send(SimTime(0), a, b, M1, &mut rng) else { panic!() };
+    assert!(!n.channel(channel).unwrap().is_in_one_line(), "the SYN's timer and the write wait aside");
+    n.rules.heal(None);
+    let Handshake::Connected { delivered, .. } = n.syn_retry(syn_at, channel, &mut rng) else { panic!() };
+    assert_eq!(delivered.len(), 1, "the write that waited goes out");
+    assert!(n.channel(channel).unwrap().is_in_one_line());
 }
 
 #[test]
