@@ -5,7 +5,7 @@
 //! every `pollNameServerInterval` (30 s), and — the reason clients route to dead brokers for so
 //! long — keeps its old route when the answer is `TOPIC_NOT_EXIST`.
 
-use crate::rocketmq::types::{perm, TopicRouteData, MASTER_ID};
+use crate::rocketmq::types::{perm, BrokerAddrs, TopicRouteData, MASTER_ID};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use rustc_hash::FxHashMap;
@@ -73,7 +73,7 @@ pub struct RouteClientCore {
     /// [`Self::clean_offline_broker`] runs, so a send can still reach it meanwhile.
     /// A send looks it up at every attempt, by the interned name in its `MessageQueue`: hashed
     /// by the name's stored hash, never listed, so no order is kept.
-    broker_addrs: FxHashMap<Name, BTreeMap<u64, Name>>,
+    broker_addrs: FxHashMap<Name, BrokerAddrs>,
     /// The route revision the last clean saw: with no route changed since, it has nothing to
     /// remove (entries come only with changed routes), and a client of a hundred big topics
     /// would otherwise gather every address of every route every 30 s for nothing.
@@ -295,7 +295,7 @@ mod tests {
         // A master that moves is found at its new address from the change on.
         let mut moved = route("a", &[1], 6);
         moved.broker_datas = vec![BrokerData {
-            broker_addrs: BTreeMap::from([(MASTER_ID, Name::new("10.0.0.9:10911"))]),
+            broker_addrs: BrokerAddrs::from([(MASTER_ID, Name::new("10.0.0.9:10911"))]),
             ..(*moved.broker_datas[0]).clone()
         }
         .into()];

@@ -4,6 +4,7 @@
 //! returns what happened as data, so it is unit-tested without a runtime.
 
 pub mod batch;
+pub mod broker_addrs;
 pub mod broker;
 pub mod client;
 pub mod notes;

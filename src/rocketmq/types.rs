@@ -6,6 +6,7 @@
 //! answers) becomes deterministic.
 
 pub use crate::rocketmq::topic_table::TopicTable;
+pub use crate::rocketmq::broker_addrs::BrokerAddrs;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use crate::sim::name::Name;
@@ -149,7 +150,7 @@ pub struct BrokerData {
     pub cluster: Name,
     pub broker_name: Name,
     /// brokerId -> "ip:port"; id 0 is the master.
-    pub broker_addrs: BTreeMap<u64, Name>,
+    pub broker_addrs: BrokerAddrs,
     pub zone_name: Option<String>,
     pub enable_acting_master: bool,
 }
@@ -159,7 +160,7 @@ impl BrokerData {
         BrokerData {
             cluster: cluster.into(),
             broker_name: broker_name.into(),
-            broker_addrs: BTreeMap::new(),
+            broker_addrs: BrokerAddrs::new(),
             zone_name: None,
             enable_acting_master: false,
         }

@@ -1,11 +1,10 @@
 //! What each route-table call did, as plain data: the reply an actor sends, the effects it must
 //! carry out (notices, unregister requests), and enough per-step detail for explain mode.
 
-use crate::rocketmq::types::{BrokerAddrInfo, DataVersion, UnregisterRequest};
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrs, DataVersion, UnregisterRequest};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use crate::sim::name::Name;
-use std::collections::BTreeMap;
 
 /// `RegisterBrokerResult`: the REGISTER_BROKER reply header. Both fields stay `None` (Java:
 /// null) for a master, and for a slave whose master has no live entry (§2.1 step 13).
@@ -138,7 +137,7 @@ impl MinBrokerIdChange {
     /// returns before sending).
     pub(super) fn for_group(
         broker_name: &str,
-        addrs: &BTreeMap<u64, Name>,
+        addrs: &BrokerAddrs,
         offline_broker_addr: Option<String>,
         ha_broker_addr: Option<String>,
     ) -> Option<Self> {

@@ -5,7 +5,7 @@ use super::nacos_subject::NacosSubject;
 use super::sends_subject::SendsWant;
 use super::table_subject::{LiveWant, RegistrationWant, TopicsWant};
 use super::Mismatch;
-use crate::rocketmq::types::BrokerAddrInfo;
+use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrs};
 use crate::rocketmq::types::{perm, QueueData, TopicRouteData};
 use crate::sim::name::Name;
 use crate::sim::world::World;
@@ -196,7 +196,7 @@ impl RouteWant {
         if let Some(want) = &self.addrs {
             for (name, ids) in want {
                 let got = route.broker_datas.iter().find(|b| b.broker_name == *name).map(|b| &b.broker_addrs);
-                let same = |got: &BTreeMap<u64, Name>| {
+                let same = |got: &BrokerAddrs| {
                     got.iter().map(|(id, a)| (id, a.as_str())).eq(ids.iter().map(|(id, a)| (id, a.as_str())))
                 };
                 if !got.is_some_and(same) {
@@ -256,8 +256,8 @@ impl RouteWant {
     }
 }
 
-fn addrs<A: std::fmt::Display>(ids: &BTreeMap<u64, A>) -> String {
-    let v: Vec<String> = ids.iter().map(|(id, a)| format!("{id}={a}")).collect();
+fn addrs<'a, A: std::fmt::Display + 'a>(ids: impl IntoIterator<Item = (&'a u64, &'a A)>) -> String {
+    let v: Vec<String> = ids.into_iter().map(|(id, a)| format!("{id}={a}")).collect();
     format!("{{{}}}", v.join(", "))
 }
 
