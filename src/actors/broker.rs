@@ -87,9 +87,6 @@ pub struct Broker {
     /// Set once `shutdown()` begins: `doRegisterBrokerAll` refuses to register after that. The
     /// index of the name server being asked to unregister us.
     shutdown: Option<usize>,
-    /// The last DataVersion a registration note showed, as text: the periodic registration
-    /// repeats one version for hours, and formatting it each time cost more than sending it.
-    version_text: Option<(DataVersion, Arc<str>)>,
     /// The address its periodic tasks' timers go to.
     me: Me<Broker>,
 }
@@ -113,7 +110,6 @@ impl Broker {
             registering: None,
             waiting: VecDeque::new(),
             shutdown: None,
-            version_text: None,
             me: Me::new(),
         }
     }
@@ -129,14 +125,21 @@ impl Broker {
         if self.shutdown.is_some() || names == 0 {
             return self.registered(job, ctx);
         }
-        let request = match &job.content {
-            Content::Full => self.core.full_registration(),
-            Content::Topics(topics) => self.core.incremental_registration(topics),
-            Content::Version(version) => self.core.registration_with_version(*version),
+        // The note's topic count and version, read from the core for a full registration: its
+        // wrapper is shared and has left the caches since the last one.
+        let (request, topics, version) = match &job.content {
+            Content::Full => {
+                let (topics, version) = self.core.full_shape();
+                (self.core.full_registration(), topics, version)
+            }
+            Content::Topics(topics) => {
+                let request = self.core.incremental_registration(topics);
+                let wrapper = request.topic_config_wrapper.as_ref().expect("a registration carries its topics");
+                let (topics, version) = (wrapper.topic_config_table.len(), wrapper.data_version);
+                (request, topics, version)
+            }
+            Content::Version(version) => (self.core.registration_with_version(*version), self.core.full_shape().0, *version),
         };
-        let topics = request.topic_config_wrapper.as_ref().map_or(0, |w| w.topic_config_table.len());
-        let version =
-            self.version_text(request.topic_config_wrapper.as_ref().map(|w| w.data_version).unwrap_or_default());
         self.env.record(RmqNote::RegisterSent {
             reason: job.reason,
             namesrvs: Arc::clone(self.remoting.names()),
@@ -150,13 +153,6 @@ impl Broker {
         // request itself: each clone and drop of the `Arc` is an atomic count.
         for (i, request) in std::iter::repeat_n(Arc::new(request), names).enumerate() {
             self.remoting.invoke_sync(i, RmqMsg::RegisterBroker(request), timeout, Call::Register, ctx);
-        }
-    }
-
-    fn version_text(&mut self, version: DataVersion) -> Arc<str> {
-        match &self.version_text {
-            Some((shown, text)) if *shown == version => text.clone(),
-            _ => self.version_text.insert((version, version.to_string().into())).1.clone(),
         }
     }
 

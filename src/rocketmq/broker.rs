@@ -122,6 +122,9 @@ pub struct BrokerCore {
     data_version: DataVersion,
     /// The last full wrapper, shared by every name server's request until the topics change.
     wrapper: Arc<TopicConfigWrapper>,
+    /// How many topics `wrapper` holds, kept here: each registration's trace note shows it,
+    /// and the wrapper's table has left the caches by the next periodic registration.
+    wrapped_topics: usize,
     /// The names every request carries, made once: a process keeps its cluster, name and
     /// address for life (a restart builds a new core), and each request shares them.
     names: RequestNames,
@@ -145,17 +148,23 @@ impl BrokerCore {
         let topics = Arc::new(TopicTable::build(builtin, topics));
         let data_version = stored.unwrap_or_else(|| DataVersion::new(now));
         let wrapper = Self::wrap(&config, &topics, data_version);
+        let wrapped_topics = wrapper.topic_config_table.len();
         let names = RequestNames {
             cluster: Name::new(&config.cluster),
             addr: Name::new(&config.addr),
             broker_name: Name::new(&config.broker_name),
             ha_server_addr: Name::new(&config.ha_server_addr()),
         };
-        BrokerCore { config, topics, data_version, wrapper, names }
+        BrokerCore { config, topics, data_version, wrapper, wrapped_topics, names }
     }
 
     pub fn data_version(&self) -> DataVersion {
         self.data_version
+    }
+
+    /// The topic count and DataVersion a full registration carries, read without its wrapper.
+    pub fn full_shape(&self) -> (usize, DataVersion) {
+        (self.wrapped_topics, self.data_version)
     }
 
     pub fn topics(&self) -> &TopicTable {
@@ -254,6 +263,7 @@ impl BrokerCore {
     fn bump(&mut self, now: SimTime) {
         self.data_version.next_version(now, 0);
         self.wrapper = Self::wrap(&self.config, &self.topics, self.data_version);
+        self.wrapped_topics = self.wrapper.topic_config_table.len();
     }
 
     /// `UNREGISTER_BROKER` header for `unregisterBrokerAll`.

@@ -4,7 +4,7 @@
 //! `ns1/scanner  a0 silent 125.0s > 120s: close channel, queue unregister`.
 
 use crate::rocketmq::send::SendCode;
-use crate::rocketmq::types::BrokerLabel;
+use crate::rocketmq::types::{BrokerLabel, DataVersion};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use crate::sim::name::Name;
@@ -44,10 +44,12 @@ pub enum RmqNote {
     // ---- broker ----
     RegisterSent {
         reason: RegisterReason,
-        /// Shared with the broker, which sends the same list and version every 30 s.
+        /// Shared with the broker, which sends the same list every 30 s.
         namesrvs: Arc<[String]>,
         topics: usize,
-        version: Arc<str>,
+        /// Written as its text (`v3@12.000s`).
+        #[serde(serialize_with = "version_text")]
+        version: DataVersion,
         id: u64,
     },
     HeartbeatSent {
@@ -420,4 +422,9 @@ impl fmt::Display for RmqNote {
             }
         }
     }
+}
+
+/// A DataVersion in a note is written as the text it shows (see [`DataVersion::text`]).
+fn version_text<S: serde::Serializer>(version: &DataVersion, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(version.text(&mut [0; DataVersion::TEXT_MAX]))
 }

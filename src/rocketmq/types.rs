@@ -118,9 +118,35 @@ impl DataVersion {
     }
 }
 
+impl DataVersion {
+    /// The longest text: `v`, two 20-digit numbers, `@`, `.`, three digits and `s`.
+    pub const TEXT_MAX: usize = 47;
+
+    /// The text `Display` shows, `v{counter}@{seconds}.{millis:03}s` (the timestamp as
+    /// `SimTime` shows it), written into `buf` without `core::fmt`. Every registration's trace
+    /// note carries its version and the trace digest writes it each time: kept as text, the
+    /// note shared a per-broker string, a reference count in a cache line of its own to touch
+    /// every 30 s (docs/speed-history.md, "A channel in one line").
+    pub fn text<'a>(&self, buf: &'a mut [u8; Self::TEXT_MAX]) -> &'a str {
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        let mut digits = [0u8; 20];
+        put(b"v");
+        put(decimal(self.counter, &mut digits));
+        put(b"@");
+        put(decimal(self.timestamp.0 / 1000, &mut digits));
+        let ms = self.timestamp.0 % 1000;
+        put(&[b'.', b'0' + (ms / 100) as u8, b'0' + (ms / 10 % 10) as u8, b'0' + (ms % 10) as u8, b's']);
+        std::str::from_utf8(&buf[..at]).expect("ASCII digits and letters")
+    }
+}
+
 impl fmt::Display for DataVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "v{}@{}", self.counter, self.timestamp)
+        f.write_str(self.text(&mut [0; Self::TEXT_MAX]))
     }
 }
 
@@ -322,7 +348,19 @@ impl fmt::Display for UnregisterRequest {
 
 #[cfg(test)]
 mod tests {
-    use super::{broker_label, push_decimal, BrokerLabel};
+    use super::{broker_label, push_decimal, BrokerLabel, DataVersion};
+    use crate::sim::clock::SimTime;
+
+    #[test]
+    fn a_data_version_reads_as_its_counter_at_its_timestamp_as_format_would_write_them() {
+        let cases = [(0, 0), (1, 999), (7, 1_000), (42, 30_005), (123, 86_400_010), (u64::MAX, u64::MAX)];
+        for (counter, ms) in cases {
+            let v = DataVersion { state_version: 9, timestamp: SimTime(ms), counter };
+            let text = v.text(&mut [0; DataVersion::TEXT_MAX]).to_string();
+            assert_eq!(text, format!("v{counter}@{}.{:03}s", ms / 1000, ms % 1000));
+            assert_eq!(v.to_string(), text);
+        }
+    }
 
     #[test]
     fn hand_built_labels_read_exactly_as_format_would_write_them() {

@@ -19,7 +19,7 @@
 
 use crate::nacos::notes::NacosNote;
 use crate::rocketmq::notes::{Registration, RmqNote};
-use crate::rocketmq::types::decimal;
+use crate::rocketmq::types::{decimal, DataVersion};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::name::{Name, BLOCK};
 use crate::sim::notes::What;
@@ -145,7 +145,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
                 push_str(out, ns);
             }
             out.extend_from_slice(&(*topics as u64).to_le_bytes());
-            push_str(out, version);
+            push_str(out, version.text(&mut [0; DataVersion::TEXT_MAX]));
             out.extend_from_slice(&id.to_le_bytes());
         }
         What::Rmq(RmqNote::SendDone { producer, send, ok, attempts, broker, queue, elapsed, result }) => {
@@ -553,7 +553,7 @@ mod tests {
                 reason,
                 namesrvs: vec!["ns1".to_string(), "ns2".to_string()].into(),
                 topics: 103,
-                version: "1@1000".into(),
+                version: DataVersion { state_version: 0, timestamp: SimTime(1_000), counter: 1 },
                 id: 1,
             });
             let mut fast = Vec::new();

@@ -227,7 +227,7 @@ impl Monitor {
                 out.extend(self.check_expiry(e.t, &e.actor, cluster, addr, *timeout));
             }
             What::Rmq(RmqNote::RegisterSent { reason, version, .. }) => {
-                self.configs.registration_sent(e.actor, *reason, version);
+                self.configs.registration_sent(e.actor, *reason, &version.to_string());
             }
             What::Rmq(RmqNote::RegisterRefused { .. }) => self.ghosts.refused(&e.actor, world),
             What::Rmq(RmqNote::Registered(r)) => self.ghosts.filled(&e.actor, &r.broker_name),
