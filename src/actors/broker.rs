@@ -138,7 +138,9 @@ impl Broker {
                 let (topics, version) = (wrapper.topic_config_table.len(), wrapper.data_version);
                 (request, topics, version)
             }
-            Content::Version(version) => (self.core.registration_with_version(*version), self.core.full_shape().0, *version),
+            Content::Version(version) => {
+                (self.core.registration_with_version(*version), self.core.full_shape().0, *version)
+            }
         };
         self.env.record(RmqNote::RegisterSent {
             reason: job.reason,

@@ -4,8 +4,8 @@
 //! returns what happened as data, so it is unit-tested without a runtime.
 
 pub mod batch;
-pub mod broker_addrs;
 pub mod broker;
+pub mod broker_addrs;
 pub mod client;
 pub mod notes;
 pub mod producer;

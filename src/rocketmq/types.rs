@@ -5,8 +5,8 @@
 //! `HashMap`: the contents are the same, and iteration order (which reaches traces and route
 //! answers) becomes deterministic.
 
-pub use crate::rocketmq::topic_table::TopicTable;
 pub use crate::rocketmq::broker_addrs::BrokerAddrs;
+pub use crate::rocketmq::topic_table::TopicTable;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::ChannelId;
 use crate::sim::name::Name;

@@ -2,6 +2,7 @@
 //! a live process, who receives a packet, datagram or notice (or whether it waits for a stopped
 //! process, resets, or is dropped), and what an idle check finds.
 
+use super::fire::Fire;
 use super::kernel::{Due, Kernel};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::{ChannelId, NodeId, ProcState};
@@ -19,13 +20,7 @@ pub(super) enum TimerFate {
 }
 
 impl Kernel {
-    pub(super) fn admit_timer(
-        &mut self,
-        owner: NodeId,
-        epoch: u32,
-        id: u64,
-        fire: Box<dyn FnOnce()>,
-    ) -> Option<Box<dyn FnOnce()>> {
+    pub(super) fn admit_timer(&mut self, owner: NodeId, epoch: u32, id: u64, fire: Fire) -> Option<Fire> {
         if self.cancelled.remove(&id) {
             return None;
         }

@@ -54,9 +54,9 @@ impl NetCore {
     /// `node`'s host dies: every end it held vanishes, open or orphaned, and its kernel's
     /// retransmissions with it. Peers keep their ends (half-open). Returns the dropped segments.
     pub fn host_down(&mut self, node: NodeId) -> Vec<Seg> {
-        let held = self.channels.ids_where(|c| {
-            c.is_open_at(node) || ((node == c.client || node == c.server) && !c.is_idle(c.end(node)))
-        });
+        let held = self
+            .channels
+            .ids_where(|c| c.is_open_at(node) || ((node == c.client || node == c.server) && !c.is_idle(c.end(node))));
         held.into_iter().flat_map(|ch| self.abort(ch, node)).collect()
     }
 
