@@ -2,7 +2,6 @@
 //! a live process, who receives a packet, datagram or notice (or whether it waits for a stopped
 //! process, resets, or is dropped), and what an idle check finds.
 
-use super::fire::Fire;
 use super::kernel::{Due, Kernel};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::{ChannelId, NodeId, ProcState};
@@ -20,7 +19,13 @@ pub(super) enum TimerFate {
 }
 
 impl Kernel {
-    pub(super) fn admit_timer(&mut self, owner: NodeId, epoch: u32, id: u64, fire: Fire) -> Option<Fire> {
+    pub(super) fn admit_timer(
+        &mut self,
+        owner: NodeId,
+        epoch: u32,
+        id: u64,
+        fire: Box<dyn FnOnce()>,
+    ) -> Option<Box<dyn FnOnce()>> {
         if self.cancelled.remove(&id) {
             return None;
         }

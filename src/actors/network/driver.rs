@@ -181,7 +181,7 @@ impl Net {
                         if let Some(fire) = k.admit_timer(owner, epoch, id, fire) {
                             batches.flush_node(owner, &k.endpoints);
                             drop(k);
-                            fire.call();
+                            fire();
                         }
                     }
                     Due::Alarm { owner, epoch, id, alarm } => {

@@ -3,7 +3,6 @@
 //! or SYN timer finds. What happens to an entry as it comes due is in `admit.rs`.
 
 use super::alarm::Alarm;
-use super::fire::Fire;
 use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -41,7 +40,7 @@ pub(super) enum Due {
         owner: NodeId,
         epoch: u32,
         id: u64,
-        fire: Fire,
+        fire: Box<dyn FnOnce()>,
     },
     /// An alarm's entry (see `alarm.rs`): it rings, like a timer, only if its owner's deadline
     /// has come, and otherwise moves to it.

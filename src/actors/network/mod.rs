@@ -20,7 +20,6 @@ mod admit;
 mod alarm;
 mod batches;
 mod driver;
-mod fire;
 mod idle;
 mod kernel;
 
@@ -39,7 +38,6 @@ use crate::sim::packet::{Body, CloseKind, Packet};
 use crate::sim::rng::SimRng;
 use actix::prelude::*;
 use batches::Endpoints;
-use fire::Fire;
 use kernel::{Due, Kernel};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -368,7 +366,7 @@ impl Net {
         k.next_timer += 1;
         let id = k.next_timer;
         let epoch = k.core.proc(owner).epoch;
-        k.push(now + delay, Due::Timer { owner, epoch, id, fire: Fire::new(fire) });
+        k.push(now + delay, Due::Timer { owner, epoch, id, fire: Box::new(fire) });
         TimerId(id, now + delay)
     }
 
