@@ -31,7 +31,7 @@ use crate::sim::ids::{ChannelId, MsgId};
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
-use smallvec::smallvec;
+use smallvec::{smallvec, SmallVec};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -91,8 +91,9 @@ pub struct Remoting<P> {
     servers: Servers,
     chooser: NamesrvChooser,
     /// Per name server, the channel the last request went on: the network's hint
-    /// (`Env::send_via`).
-    last: Vec<Option<ChannelId>>,
+    /// (`Env::send_via`). In line for two name servers: a vector's buffer of its own was one
+    /// more cold cache line at each broker's registration.
+    last: SmallVec<[Option<ChannelId>; 2]>,
     /// A handful at most (one per name server being registered with, one poll), in send order.
     pending: Vec<(MsgId, Pending<P>)>,
     /// One timer for the earliest deadline, not one per request: a broker registers with every
@@ -116,7 +117,7 @@ impl<P> Remoting<P> {
         let started = env.now();
         Remoting {
             env,
-            last: vec![None; servers.len()],
+            last: smallvec![None; servers.len()],
             servers,
             chooser,
             pending: Vec::new(),
