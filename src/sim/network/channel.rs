@@ -47,7 +47,7 @@ pub struct Channel {
 struct Rare {
     /// While the handshake is still retrying its SYN: when it began, and the retry timer.
     syn: Option<Syn>,
-    /// Per direction, as `Channel::next_free`.
+    /// Per direction, as `Channel::next_free` is.
     streams: [Stream; 2],
 }
 
@@ -135,12 +135,12 @@ impl Channel {
         self.rare.is_none() && std::mem::size_of::<Option<Channel>>() == 64
     }
 
-    pub(super) fn next_free(&self, dir: usize) -> SimTime {
-        self.next_free[dir]
-    }
-
-    pub(super) fn set_next_free(&mut self, dir: usize, at: SimTime) {
+    /// When a segment of direction `dir` that the network would deliver at `at` arrives: not
+    /// before the one handed to it last (TCP delivers in order), which it then becomes.
+    pub(super) fn arrives_in_order(&mut self, dir: usize, at: SimTime) -> SimTime {
+        let at = at.max(self.next_free[dir]);
         self.next_free[dir] = at;
+        at
     }
 
     pub fn peer_of(&self, node: NodeId) -> NodeId {

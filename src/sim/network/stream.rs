@@ -128,9 +128,7 @@ impl NetCore {
         match self.attempt(from, to, rng) {
             Ok(delay) => {
                 let c = self.channels.get_mut(&channel).expect("channel exists");
-                let at = (depart + delay).max(c.next_free(dir));
-                c.set_next_free(dir, at);
-                Tx::Arrives(at)
+                Tx::Arrives(c.arrives_in_order(dir, depart + delay))
             }
             Err(miss) => {
                 let rto = self.rto(from, to);
@@ -180,9 +178,7 @@ impl NetCore {
         while let Some(delay) = next {
             let c = self.channels.get_mut(&channel).expect("channel exists");
             let Some(seg) = c.stream_mut(dir).backlog.pop_front() else { break };
-            let at = (now + delay).max(c.next_free(dir));
-            c.set_next_free(dir, at);
-            segs.push((seg, at));
+            segs.push((seg, c.arrives_in_order(dir, now + delay)));
             if c.is_idle(dir) {
                 break;
             }

@@ -134,7 +134,7 @@ pub struct Retry {
 }
 
 /// One direction of a connection, while a segment of it is being retransmitted (its next free
-/// arrival is kept in the channel's line: `Channel::next_free`).
+/// arrival is kept in the channel's line: `Channel::arrives_in_order`).
 #[derive(Clone, Debug, Default)]
 pub struct Stream {
     /// Segments the peer has not received: the head being retransmitted, then everything sent
