@@ -145,7 +145,7 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
                 push_str(out, ns);
             }
             out.extend_from_slice(&(*topics as u64).to_le_bytes());
-            push_str(out, version.text(&mut [0; DataVersion::TEXT_MAX]));
+            push_bytes(out, version.text_bytes(&mut [0; DataVersion::TEXT_MAX]));
             out.extend_from_slice(&id.to_le_bytes());
         }
         What::Rmq(RmqNote::SendDone { producer, send, ok, attempts, broker, queue, elapsed, result }) => {
@@ -169,10 +169,15 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
     push_head(out, t, actor, RMQ_REGISTERED);
     let mut digits = [0u8; 20];
     let id = decimal(r.id, &mut digits);
-    let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
-    out.extend_from_slice(&(label as u32).to_le_bytes());
-    for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
-        out.extend_from_slice(part);
+    match (r.broker_name.prefixed_block(), r.addr.prefixed_block()) {
+        (Some(name), Some(addr)) => push_label_in_room(name, id, addr, out),
+        _ => {
+            let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
+            out.extend_from_slice(&(label as u32).to_le_bytes());
+            for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
+                out.extend_from_slice(part);
+            }
+        }
     }
     for name in [r.cluster, r.addr, r.broker_name] {
         push_name(out, name);
@@ -186,6 +191,42 @@ fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8
         push_str(out, topic);
     }
     out.extend_from_slice(&r.timeout.0.to_le_bytes());
+}
+
+/// The most bytes a label takes when both its names fit their blocks.
+const LABEL_ROOM: usize = 4 + BLOCK + 1 + 20 + 2 + BLOCK;
+
+/// The label `brokerName[id]@addr` when both names fit their blocks (every broker of a run with
+/// short names): the same bytes, with each name's text copied from its block at a constant width
+/// (see `encode_beat_in_room`). The texts themselves live apart from the names' entries, a cold
+/// line each at a broker's registration: copied from there, piece by piece, they were about one
+/// cache miss and 100 instructions per registration in the RocketMQ bench.
+#[inline(always)]
+fn push_label_in_room(
+    (name, name_used): (&[u8; BLOCK], usize),
+    id: &[u8],
+    (addr, addr_used): (&[u8; BLOCK], usize),
+    out: &mut Vec<u8>,
+) {
+    let (name_len, addr_len) = (name_used - 4, addr_used - 4);
+    let label = name_len + 1 + id.len() + 2 + addr_len;
+    let start = out.len();
+    out.extend_from_slice(&[0; LABEL_ROOM]);
+    let room: &mut [u8; LABEL_ROOM] = (&mut out[start..]).try_into().expect("the room just made");
+    room[..4].copy_from_slice(&(label as u32).to_le_bytes());
+    // A block is the text's length, then the text: the text's part is copied whole.
+    room[4..4 + BLOCK - 4].copy_from_slice(&name[4..]);
+    let mut at = 4 + name_len;
+    room[at] = b'[';
+    at += 1;
+    for &digit in id {
+        room[at] = digit;
+        at += 1;
+    }
+    room[at..at + 2].copy_from_slice(b"]@");
+    at += 2;
+    room[at..at + BLOCK - 4].copy_from_slice(&addr[4..]);
+    out.truncate(start + at + addr_len);
 }
 
 /// Appends what every hand-written event begins with: its time, its actor and its two tags.
@@ -223,8 +264,13 @@ fn push_name(out: &mut Vec<u8>, name: Name) {
 }
 
 fn push_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
+    push_bytes(out, s.as_bytes());
+}
+
+/// `push_str` of a string's bytes.
+fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
 }
 
 struct Encoder<'a> {
@@ -526,11 +572,19 @@ mod tests {
     fn the_hand_written_registration_is_byte_for_byte_what_serde_writes() {
         use crate::sim::clock::SimDuration;
         use crate::sim::ids::ChannelId;
-        for (id, topics) in [(0, vec![]), (1, vec!["T".to_string(), "TBW102".to_string()]), (u64::MAX, vec![])] {
+        // Names that fit their blocks, exactly fill them (28 bytes of text), and overflow them.
+        let names = [
+            ("broker-a", "10.0.0.1:10911"),
+            ("broker-with-a-28-byte-name-x", "10.0.0.1:10911"),
+            ("broker-a", "a-very-long-host-name.example.com:10911"),
+            ("broker-with-a-name-of-more-than-28-bytes", "10.200.200.200:10911"),
+        ];
+        let cases = [(0, vec![]), (1, vec!["T".to_string(), "TBW102".to_string()]), (u64::MAX, vec![])];
+        for ((id, topics), (broker_name, addr)) in cases.into_iter().flat_map(|c| names.map(move |n| (c.clone(), n))) {
             let r = Registration {
                 cluster: "DefaultCluster".into(),
-                addr: "10.0.0.1:10911".into(),
-                broker_name: "broker-a".into(),
+                addr: addr.into(),
+                broker_name: broker_name.into(),
                 id,
                 channel: ChannelId(7),
                 first: id == 0,
@@ -541,7 +595,7 @@ mod tests {
             let what = What::Rmq(RmqNote::Registered(r));
             let mut fast = Vec::new();
             encode_event(SimTime(1234), Name::new("ns1"), &what, &mut fast);
-            assert_eq!(fast, bytes(&(SimTime(1234), "ns1", &what)), "id {id}");
+            assert_eq!(fast, bytes(&(SimTime(1234), "ns1", &what)), "id {id}, {broker_name}, {addr}");
         }
     }
 
