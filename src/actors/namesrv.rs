@@ -77,7 +77,7 @@ impl RouteTable {
                 timeout,
             }));
         }
-        if let Some(change) = out.min_broker_id_changed {
+        if let Some(change) = out.min_broker_id_changed.map(|change| *change) {
             self.env.record(RmqNote::MinBrokerIdChanged {
                 broker_name: change.broker_name,
                 min_id: change.min_broker_id,

@@ -166,57 +166,60 @@ fn encode_other(t: SimTime, actor: Name, what: &What, out: &mut Vec<u8>) {
 /// `RmqNote::Registered`, as `encode` writes it: the two tags, then `Registration`'s fields in
 /// their order, the label `brokerName[id]@addr` among them, built in place.
 fn encode_registered(t: SimTime, actor: Name, r: &Registration, out: &mut Vec<u8>) {
-    push_head(out, t, actor, RMQ_REGISTERED);
     let mut digits = [0u8; 20];
     let id = decimal(r.id, &mut digits);
-    match (r.broker_name.prefixed_block(), r.addr.prefixed_block()) {
-        (Some(name), Some(addr)) => push_label_in_room(name, id, addr, out),
-        _ => {
-            let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
-            out.extend_from_slice(&(label as u32).to_le_bytes());
-            for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
-                out.extend_from_slice(part);
-            }
+    let names = [actor, r.broker_name, r.addr, r.cluster].map(|n| n.prefixed_block());
+    if let [Some(actor), Some(name), Some(addr), Some(cluster)] = names {
+        registered_in_room(t, [actor, name, addr, cluster], id, r, out);
+    } else {
+        push_head(out, t, actor, RMQ_REGISTERED);
+        let label = r.broker_name.len() + 1 + id.len() + 2 + r.addr.len();
+        out.extend_from_slice(&(label as u32).to_le_bytes());
+        for part in [r.broker_name.as_bytes(), b"[", id, b"]@", r.addr.as_bytes()] {
+            out.extend_from_slice(part);
         }
+        for name in [r.cluster, r.addr, r.broker_name] {
+            push_name(out, name);
+        }
+        out.extend_from_slice(&r.id.to_le_bytes());
+        out.extend_from_slice(&r.channel.0.to_le_bytes());
+        out.push(u8::from(r.first));
+        out.push(u8::from(r.new_channel));
+        out.extend_from_slice(&(r.topics_updated.len() as u32).to_le_bytes());
     }
-    for name in [r.cluster, r.addr, r.broker_name] {
-        push_name(out, name);
-    }
-    out.extend_from_slice(&r.id.to_le_bytes());
-    out.extend_from_slice(&r.channel.0.to_le_bytes());
-    out.push(u8::from(r.first));
-    out.push(u8::from(r.new_channel));
-    out.extend_from_slice(&(r.topics_updated.len() as u32).to_le_bytes());
     for topic in &r.topics_updated {
         push_str(out, topic);
     }
     out.extend_from_slice(&r.timeout.0.to_le_bytes());
 }
 
-/// The most bytes a label takes when both its names fit their blocks.
-const LABEL_ROOM: usize = 4 + BLOCK + 1 + 20 + 2 + BLOCK;
+/// The most bytes a registration takes up to its topics when its four names fit their blocks:
+/// the time, the actor, the tags, the label (its length, two names' texts, the id's digits and
+/// three marks), three names, the id, the channel and three more fields.
+const REGISTERED_ROOM: usize = 8 + BLOCK + RMQ_REGISTERED.len() + (4 + 2 * BLOCK + 20 + 3) + 3 * BLOCK + 8 + 8 + 2 + 4;
 
-/// The label `brokerName[id]@addr` when both names fit their blocks (every broker of a run with
-/// short names): the same bytes, with each name's text copied from its block at a constant width
-/// (see `encode_beat_in_room`). The texts themselves live apart from the names' entries, a cold
-/// line each at a broker's registration: copied from there, piece by piece, they were about one
-/// cache miss and 100 instructions per registration in the RocketMQ bench.
+/// A registration whose names all fit their blocks (every broker of a run with short names), up
+/// to its topics, written as `encode_beat_in_room` writes a beat. Every broker's registration
+/// makes one at each name server. Appended piece by piece, with the label's names copied from
+/// their texts (which live apart from the names' entries, a cold line each), its encoding took
+/// about 400 instructions and a cache miss in the RocketMQ bench. A name's text alone is its
+/// block past the length's four bytes.
 #[inline(always)]
-fn push_label_in_room(
-    (name, name_used): (&[u8; BLOCK], usize),
-    id: &[u8],
-    (addr, addr_used): (&[u8; BLOCK], usize),
-    out: &mut Vec<u8>,
-) {
-    let (name_len, addr_len) = (name_used - 4, addr_used - 4);
-    let label = name_len + 1 + id.len() + 2 + addr_len;
+fn registered_in_room(t: SimTime, names: [(&[u8; BLOCK], usize); 4], id: &[u8], r: &Registration, out: &mut Vec<u8>) {
+    let [(actor, actor_used), (name, name_used), (addr, addr_used), (cluster, cluster_used)] = names;
+    let label = (name_used - 4) + 1 + id.len() + 2 + (addr_used - 4);
     let start = out.len();
-    out.extend_from_slice(&[0; LABEL_ROOM]);
-    let room: &mut [u8; LABEL_ROOM] = (&mut out[start..]).try_into().expect("the room just made");
-    room[..4].copy_from_slice(&(label as u32).to_le_bytes());
-    // A block is the text's length, then the text: the text's part is copied whole.
-    room[4..4 + BLOCK - 4].copy_from_slice(&name[4..]);
-    let mut at = 4 + name_len;
+    out.extend_from_slice(&[0; REGISTERED_ROOM]);
+    let room: &mut [u8; REGISTERED_ROOM] = (&mut out[start..]).try_into().expect("the room just made");
+    room[..8].copy_from_slice(&t.0.to_le_bytes());
+    room[8..8 + BLOCK].copy_from_slice(actor);
+    let mut at = 8 + actor_used;
+    room[at..at + RMQ_REGISTERED.len()].copy_from_slice(RMQ_REGISTERED);
+    at += RMQ_REGISTERED.len();
+    room[at..at + 4].copy_from_slice(&(label as u32).to_le_bytes());
+    at += 4;
+    room[at..at + BLOCK - 4].copy_from_slice(&name[4..]);
+    at += name_used - 4;
     room[at] = b'[';
     at += 1;
     for &digit in id {
@@ -226,7 +229,17 @@ fn push_label_in_room(
     room[at..at + 2].copy_from_slice(b"]@");
     at += 2;
     room[at..at + BLOCK - 4].copy_from_slice(&addr[4..]);
-    out.truncate(start + at + addr_len);
+    at += addr_used - 4;
+    for (block, used) in [(cluster, cluster_used), (addr, addr_used), (name, name_used)] {
+        room[at..at + BLOCK].copy_from_slice(block);
+        at += used;
+    }
+    room[at..at + 8].copy_from_slice(&r.id.to_le_bytes());
+    room[at + 8..at + 16].copy_from_slice(&r.channel.0.to_le_bytes());
+    room[at + 16] = u8::from(r.first);
+    room[at + 17] = u8::from(r.new_channel);
+    room[at + 18..at + 22].copy_from_slice(&(r.topics_updated.len() as u32).to_le_bytes());
+    out.truncate(start + at + 22);
 }
 
 /// Appends what every hand-written event begins with: its time, its actor and its two tags.

@@ -66,7 +66,8 @@ impl RouteInfoManager {
                 &self.broker_addr_table.at(g).broker_addrs,
                 None,
                 Some(req.ha_server_addr.to_string()),
-            );
+            )
+            .map(Box::new);
         }
         out
     }
