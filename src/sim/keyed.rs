@@ -23,6 +23,34 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::hash::Hash;
 
+/// A position a key had in a [`KeyedMap`] or a [`KeyedSet`], kept by a caller that looks the
+/// same key up again and again (see [`KeyedMap::position_hinted`]). The default knows nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint(u32);
+
+impl Default for Hint {
+    fn default() -> Self {
+        Hint(u32::MAX)
+    }
+}
+
+impl Hint {
+    /// A hint of the caller's choosing, right or wrong: for tests that check a wrong one
+    /// changes nothing.
+    #[cfg(test)]
+    pub(crate) fn of_position(position: usize) -> Hint {
+        Hint::of(position)
+    }
+
+    fn of(position: usize) -> Hint {
+        u32::try_from(position).map_or_else(|_| Hint::default(), Hint)
+    }
+
+    fn at(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A map with hash lookups and sorted iteration. See the module docs.
 #[derive(Clone)]
 pub struct KeyedMap<K, V> {
@@ -66,6 +94,21 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
     /// the hole); inserts leave it valid.
     pub fn position<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> Option<usize> {
         self.map.get_index_of(key)
+    }
+
+    /// [`Self::position`], trying `hint` first: the position this key was found at before.
+    /// A name server meets each broker's keys again at its next registration, 30 s later, when
+    /// the table's hash slots have left the caches: probing them missed the cache about once a
+    /// lookup (7% of the RocketMQ bench's misses). The entry at a hint is read anyway once
+    /// found, and its key says whether the hint still holds (a removal moves the last entry
+    /// into the hole); one that does not costs one key compare more, and is renewed.
+    pub fn position_hinted(&self, key: &K, hint: &mut Hint) -> Option<usize> {
+        if self.map.get_index(hint.at()).is_some_and(|(k, _)| k == key) {
+            return Some(hint.at());
+        }
+        let found = self.map.get_index_of(key)?;
+        *hint = Hint::of(found);
+        Some(found)
     }
 
     /// The value at a [`Self::position`]; panics if the position is out of range.
@@ -232,6 +275,20 @@ impl<K: Hash + Eq + Ord> KeyedSet<K> {
         self.set.contains(key)
     }
 
+    /// [`Self::contains`], trying `hint` first (see [`KeyedMap::position_hinted`]).
+    pub fn contains_hinted(&self, key: &K, hint: &mut Hint) -> bool {
+        if self.set.get_index(hint.at()) == Some(key) {
+            return true;
+        }
+        match self.set.get_index_of(key) {
+            Some(found) => {
+                *hint = Hint::of(found);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// True if the key was not there before, as `BTreeSet::insert`.
     pub fn insert(&mut self, key: K) -> bool {
         self.set.insert(key)
@@ -295,62 +352,4 @@ impl<K: Hash + Eq + Ord + Serialize> Serialize for KeyedSet<K> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{KeyedMap, KeyedSet};
-
-    #[test]
-    fn iteration_is_sorted_whatever_the_history_of_inserts_and_removals() {
-        let mut map = KeyedMap::new();
-        for name in ["broker-b", "broker-d", "broker-a", "broker-c", "broker-e"] {
-            map.insert(name.to_string(), name.len());
-        }
-        // swap_remove moves the last entry into the hole: storage order is now scrambled.
-        map.remove("broker-b");
-        map.insert("broker-0".to_string(), 0);
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["broker-0", "broker-a", "broker-c", "broker-d", "broker-e"]);
-        assert_eq!(
-            format!("{map:?}"),
-            r#"{"broker-0": 0, "broker-a": 8, "broker-c": 8, "broker-d": 8, "broker-e": 8}"#
-        );
-    }
-
-    #[test]
-    fn retain_sorted_asks_in_key_order_and_drops_what_it_is_told_to() {
-        let mut map: KeyedMap<String, u32> =
-            ["t3", "t1", "t5", "t2", "t4"].into_iter().enumerate().map(|(i, k)| (k.to_string(), i as u32)).collect();
-        map.remove("t5");
-        let mut asked = Vec::new();
-        // A pass that stops changing things after its first odd value, as the unregister
-        // cleanup's abort does: only key order makes its outcome well defined.
-        let mut stopped = false;
-        map.retain_sorted(|k, v| {
-            asked.push(k.clone());
-            *v += 10;
-            let keep = stopped || *v % 2 == 0;
-            stopped |= *v % 2 == 1;
-            keep
-        });
-        assert_eq!(asked, ["t1", "t2", "t3", "t4"]);
-        let left: Vec<(&String, &u32)> = map.iter().collect();
-        assert_eq!(left, [(&"t2".to_string(), &13), (&"t3".to_string(), &10), (&"t4".to_string(), &14)]);
-    }
-
-    #[test]
-    fn a_set_iterates_sorted_after_removals_as_a_btree_set_would() {
-        let mut set: KeyedSet<String> = ["b", "d", "a", "c"].into_iter().map(String::from).collect();
-        assert!(set.remove("b") && !set.remove("b"));
-        assert!(set.insert("0".into()) && !set.insert("a".into()));
-        assert_eq!(format!("{set:?}"), r#"{"0", "a", "c", "d"}"#);
-        assert_eq!(set.to_btree().into_iter().collect::<Vec<_>>(), ["0", "a", "c", "d"]);
-    }
-
-    #[test]
-    fn maps_with_the_same_entries_are_equal_in_any_insertion_order() {
-        let a: KeyedMap<u32, &str> = [(1, "x"), (2, "y")].into_iter().collect();
-        let b: KeyedMap<u32, &str> = [(2, "y"), (1, "x")].into_iter().collect();
-        assert_eq!(a, b);
-        let c: KeyedMap<u32, &str> = [(2, "y"), (1, "z")].into_iter().collect();
-        assert_ne!(a, c);
-    }
-}
+mod tests;

@@ -5,6 +5,7 @@ use super::outcome::QueryDataVersionOutcome;
 use super::RouteInfoManager;
 use crate::rocketmq::types::{BrokerAddrInfo, DataVersion};
 use crate::sim::clock::SimTime;
+use crate::sim::keyed::Hint;
 
 impl RouteInfoManager {
     /// BROKER_HEARTBEAT (§2.2): refreshes the timestamp of an *existing* entry and nothing
@@ -39,10 +40,13 @@ impl RouteInfoManager {
     /// `isBrokerTopicConfigChanged`: no live entry, or a DataVersion that differs in any of its
     /// three fields.
     pub fn is_broker_topic_config_changed(&self, cluster: &str, addr: &str, dv: &DataVersion) -> bool {
-        self.changed_at(BrokerAddrInfo::new(cluster, addr), dv)
+        self.changed_at(BrokerAddrInfo::new(cluster, addr), dv, &mut Hint::default())
     }
 
-    pub(super) fn changed_at(&self, key: BrokerAddrInfo, dv: &DataVersion) -> bool {
-        self.broker_live_table.get(&key).is_none_or(|live| live.data_version != *dv)
+    /// Whether `key`'s live entry is absent or holds another DataVersion; `hint` is where the
+    /// entry was last found (see [`crate::sim::keyed::KeyedMap::position_hinted`]).
+    pub(super) fn changed_at(&self, key: BrokerAddrInfo, dv: &DataVersion, hint: &mut Hint) -> bool {
+        let live = self.broker_live_table.position_hinted(&key, hint).map(|at| self.broker_live_table.at(at));
+        live.is_none_or(|live| live.data_version != *dv)
     }
 }

@@ -29,7 +29,7 @@
 //! Stamps come from one counter and are never deleted, so a stamp value is never reused.
 
 use crate::rocketmq::types::{BrokerAddrInfo, TopicConfigWrapper};
-use crate::sim::keyed::KeyedMap;
+use crate::sim::keyed::{Hint, KeyedMap};
 use crate::sim::name::Name;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -74,21 +74,28 @@ impl TopicMemo {
         key: BrokerAddrInfo,
         broker_name: Name,
         wrapper: &Arc<TopicConfigWrapper>,
+        hint: &mut Hint,
     ) -> bool {
         self.enabled
-            && self.verified.get(&key).is_some_and(|v| {
+            && self.verified.position_hinted(&key, hint).map(|at| self.verified.at(at)).is_some_and(|v| {
                 Arc::ptr_eq(&v.wrapper, wrapper) && v.broker_name == broker_name && v.stamp == self.stamp(broker_name)
             })
     }
 
     /// Records the end of a full pass.
-    pub(super) fn record(&mut self, key: BrokerAddrInfo, broker_name: Name, wrapper: &Arc<TopicConfigWrapper>) {
+    pub(super) fn record(
+        &mut self,
+        key: BrokerAddrInfo,
+        broker_name: Name,
+        wrapper: &Arc<TopicConfigWrapper>,
+        hint: &mut Hint,
+    ) {
         if !self.enabled {
             return;
         }
         let verified = Verified { wrapper: Arc::clone(wrapper), broker_name, stamp: self.stamp(broker_name) };
-        match self.verified.get_mut(&key) {
-            Some(slot) => *slot = verified,
+        match self.verified.position_hinted(&key, hint) {
+            Some(at) => *self.verified.at_mut(at) = verified,
             None => {
                 self.verified.insert(key, verified);
             }

@@ -82,7 +82,7 @@ pub use topics::{TopicList, TopicQuery, FLAG_UNIT, FLAG_UNIT_SUB};
 use crate::rocketmq::types::UnregisterRequest;
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerData, BrokerLiveInfo};
 use crate::sim::clock::SimTime;
-use crate::sim::keyed::{KeyedMap, KeyedSet};
+use crate::sim::keyed::{Hint, KeyedMap, KeyedSet};
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use memo::TopicMemo;
@@ -131,8 +131,9 @@ impl LiveFloor {
 /// three times), and the cluster sets it adds its name to are [`KeyedSet`]s: hashed lookups,
 /// iterated in key order like the `BTreeMap` beside them.
 /// Everything else is bookkeeping
-/// *beside* them that no Java code reads: the observer revision, the topic-loop memo and the
-/// record of cross-cluster names (used only to classify consistency findings).
+/// *beside* them that no Java code reads: the observer revision, the topic-loop memo, the
+/// record of cross-cluster names (used only to classify consistency findings) and the positions
+/// each channel's last registration found its entries at (`hints`).
 #[derive(Debug)]
 pub struct RouteInfoManager {
     config: NamesrvConfig,
@@ -160,6 +161,35 @@ pub struct RouteInfoManager {
     cross_cluster_names: BTreeSet<Name>,
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
+    /// By channel id: where the last registration on that channel found its group, its name in
+    /// its cluster's set, its live entry and its topic memo. Not state: a lookup tries the hint
+    /// first and checks the key there (see [`KeyedMap::position_hinted`]), so a stale or wrong
+    /// hint changes nothing but the cost. A broker registers on the same channel every 30 s,
+    /// and its table slots have left the caches by then. Netty would keep such a thing in the
+    /// channel's attributes; ids come from a counter, so a vector indexed by id serves here.
+    hints: Vec<RegisterHints>,
+}
+
+/// See [`RouteInfoManager::hints`].
+#[derive(Clone, Copy, Debug, Default)]
+struct RegisterHints {
+    group: Hint,
+    cluster: Hint,
+    live: Hint,
+    memo: Hint,
+}
+
+#[cfg(test)]
+impl RouteInfoManager {
+    /// Points every channel's hints at positions drawn at random, mostly wrong ones: for a
+    /// test that checks the hints never change what a registration does.
+    pub(super) fn scramble_hints(&mut self, rng: &mut impl rand::Rng) {
+        self.hints.resize(self.hints.len().max(8), RegisterHints::default());
+        let mut draw = || Hint::of_position(rng.gen_range(0..8));
+        for h in &mut self.hints {
+            *h = RegisterHints { group: draw(), cluster: draw(), live: draw(), memo: draw() };
+        }
+    }
 }
 
 impl RouteInfoManager {
@@ -176,6 +206,7 @@ impl RouteInfoManager {
             memo: TopicMemo::new(),
             cross_cluster_names: BTreeSet::new(),
             planted: None,
+            hints: Vec::new(),
         }
     }
 

@@ -2,15 +2,21 @@
 //! topic update, is in `register_topics.rs`.
 
 use super::outcome::{BrokerRole, MinBrokerIdChange, RegisterBrokerResult, RegisterOutcome, RegisterStop};
-use super::RouteInfoManager;
+use super::{RegisterHints, RouteInfoManager};
 use crate::rocketmq::types::{
     BrokerAddrInfo, BrokerData, BrokerLiveInfo, DataVersion, RegisterBrokerRequest,
     DEFAULT_BROKER_CHANNEL_EXPIRED_TIME, MASTER_ID,
 };
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
+use crate::sim::keyed::Hint;
 use crate::sim::name::Name;
 use std::sync::Arc;
+
+/// Channels with ids beyond this register without hints (see [`RouteInfoManager::hints`]): ids
+/// come from a run-wide counter, and a run that opens this many connections keeps its hint
+/// vector at a megabyte per name server.
+const HINTED_CHANNELS: usize = 1 << 16;
 
 impl RouteInfoManager {
     /// `registerBroker` (§2.1), steps 1–14 in Java's order. `req.enable_acting_master == None`
@@ -24,15 +30,37 @@ impl RouteInfoManager {
     /// `brokerAddrTable`: a registration reads it at every step, and a name lookup is a hash
     /// and a string compare on a group this call has already found. No step removes a group,
     /// so the position holds to the end of the call.
+    ///
+    /// The lookups by key try the positions the channel's last registration found first (see
+    /// [`RouteInfoManager::hints`]); what they find is the same either way.
     pub fn register_broker(
         &mut self,
         now: SimTime,
         req: &RegisterBrokerRequest,
         channel: ChannelId,
     ) -> RegisterOutcome {
+        let slot = usize::try_from(channel.0).ok().filter(|&slot| slot < HINTED_CHANNELS);
+        let mut hints = slot.and_then(|slot| self.hints.get(slot).copied()).unwrap_or_default();
+        let out = self.register_hinted(now, req, channel, &mut hints);
+        if let Some(slot) = slot {
+            if self.hints.len() <= slot {
+                self.hints.resize(slot + 1, RegisterHints::default());
+            }
+            self.hints[slot] = hints;
+        }
+        out
+    }
+
+    fn register_hinted(
+        &mut self,
+        now: SimTime,
+        req: &RegisterBrokerRequest,
+        channel: ChannelId,
+        hints: &mut RegisterHints,
+    ) -> RegisterOutcome {
         let mut out = RegisterOutcome::new();
         let key = BrokerAddrInfo::new(req.cluster_name, req.broker_addr);
-        let (created, g) = self.join_group(req);
+        let (created, g) = self.join_group(req, hints);
         out.register_first = created;
         // Step 4: an empty group counts as min id 0, so its first member never "lowers" it.
         let prev_min_id = self.broker_addr_table.at(g).broker_addrs.keys().next().copied();
@@ -51,10 +79,10 @@ impl RouteInfoManager {
         out.role = Some(role);
         if let Some(wrapper) = &req.topic_config_wrapper {
             if role != BrokerRole::Slave {
-                self.update_topics(req, key, wrapper, role, &mut out);
+                self.update_topics(req, key, wrapper, role, &mut out, hints);
             }
         }
-        out.previous_channel = self.replace_live_entry(now, req, key, channel);
+        out.previous_channel = self.replace_live_entry(now, req, key, channel, &mut hints.live);
         out.live_entry_replaced = out.previous_channel.is_some();
         self.update_filter_servers(key, req);
         out.result = Some(self.master_of(req, g));
@@ -78,17 +106,17 @@ impl RouteInfoManager {
 
     /// Steps 1–3; returns whether step 2 created the group (`registerFirst`), and the group's
     /// position in `brokerAddrTable`.
-    fn join_group(&mut self, req: &RegisterBrokerRequest) -> (bool, usize) {
+    fn join_group(&mut self, req: &RegisterBrokerRequest, hints: &mut RegisterHints) -> (bool, usize) {
         let name = req.broker_name;
         let mut changed = match self.cluster_addr_table.get_mut(&req.cluster_name) {
-            Some(names) => !names.contains(&name) && names.insert(name),
+            Some(names) => !names.contains_hinted(&name, &mut hints.cluster) && names.insert(name),
             None => {
                 let names = [name].into_iter().collect();
                 self.cluster_addr_table.insert(req.cluster_name, names);
                 true
             }
         };
-        let (created, g) = match self.broker_addr_table.position(&name) {
+        let (created, g) = match self.broker_addr_table.position_hinted(&name, &mut hints.group) {
             Some(g) => (false, g),
             None => {
                 let group = BrokerData::new(req.cluster_name, name);
@@ -213,6 +241,7 @@ impl RouteInfoManager {
         req: &RegisterBrokerRequest,
         key: BrokerAddrInfo,
         channel: ChannelId,
+        hint: &mut Hint,
     ) -> Option<ChannelId> {
         let timeout = req.heartbeat_timeout_millis.unwrap_or(DEFAULT_BROKER_CHANNEL_EXPIRED_TIME);
         // Java: `new DataVersion()` (stamped now) when the wrapper is null.
@@ -220,7 +249,8 @@ impl RouteInfoManager {
             Some(w) => w.data_version,
             None => DataVersion::new(now),
         };
-        let Some(prev) = self.broker_live_table.get_mut(&key) else {
+        let Some(prev) = self.broker_live_table.position_hinted(&key, hint).map(|at| self.broker_live_table.at_mut(at))
+        else {
             let info = BrokerLiveInfo {
                 last_update_timestamp: now,
                 heartbeat_timeout_millis: timeout,

@@ -3,7 +3,7 @@
 //! that `memo.rs` lets a steady-state re-registration skip.
 
 use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
-use super::RouteInfoManager;
+use super::{RegisterHints, RouteInfoManager};
 use crate::rocketmq::types::{perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
 use crate::sim::name::Name;
 use std::sync::Arc;
@@ -18,16 +18,17 @@ impl RouteInfoManager {
         wrapper: &Arc<TopicConfigWrapper>,
         role: BrokerRole,
         out: &mut RegisterOutcome,
+        hints: &mut RegisterHints,
     ) {
         let name = req.broker_name;
         // Compared with the *previous* live entry: step 11 has not replaced it yet.
-        let config_changed = self.changed_at(key, &wrapper.data_version);
+        let config_changed = self.changed_at(key, &wrapper.data_version, &mut hints.live);
         let delete_missing = self.config.delete_topic_with_broker_registration;
         if delete_missing {
             self.delete_missing_topics(name, wrapper, out);
         }
         let steady = !out.register_first && !config_changed && !delete_missing;
-        if steady && self.memo.proves_no_op(key, name, wrapper) {
+        if steady && self.memo.proves_no_op(key, name, wrapper, &mut hints.memo) {
             out.topic_pass = TopicPass::Skipped;
             return;
         }
@@ -44,7 +45,7 @@ impl RouteInfoManager {
                 out.topics_updated.push(tc.topic_name.clone());
             }
         }
-        self.memo.record(key, name, wrapper);
+        self.memo.record(key, name, wrapper, &mut hints.memo);
         out.topic_pass = TopicPass::Ran { topics: wrapper.topic_config_table.len() };
     }
 
