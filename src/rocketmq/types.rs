@@ -284,17 +284,10 @@ pub fn push_decimal(out: &mut String, n: u64) {
     out.push_str(std::str::from_utf8(decimal(n, &mut digits)).expect("ASCII digits"));
 }
 
-/// `n`'s decimal digits, written into the tail of `buf`.
-pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
+/// `n`'s decimal digits, written into `buf` (20 bytes hold the largest `u64`).
+pub fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let end = put_decimal(buf, 0, n);
+    &buf[..end]
 }
 
 /// `BrokerLiveInfo`: replaced whole on every registration.
