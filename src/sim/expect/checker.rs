@@ -43,6 +43,13 @@ pub struct Checker {
     /// or some window is open. Windows open only in `before_instant`, which sets this, so
     /// between two instants an event the checker does not listen to need not be shown to it.
     listening: bool,
+    /// The first instant whose `before_instant` could decide or open something: before it,
+    /// every undecided expectation waits for a time still ahead (its `at`, its window's edge).
+    /// The driver asks at every instant, half a million times in an hour of a thousand brokers,
+    /// and walking the expectations each time was about 1% of that bench.
+    quiet_until: SimTime,
+    /// `after_event` decided a window since `listening` was last worked out.
+    decided: bool,
 }
 
 impl Checker {
@@ -59,7 +66,7 @@ impl Checker {
                 tally: Tally::default(),
             })
             .collect();
-        Checker { items, counts_events, listening: counts_events }
+        Checker { items, counts_events, listening: counts_events, quiet_until: SimTime::ZERO, decided: false }
     }
 
     /// Whether `on_event` and `after_event` could do anything before the next instant.
@@ -94,6 +101,12 @@ impl Checker {
     /// Verdicts decided now that `now` has come, each with the instant it speaks of (always
     /// before `now`, and at or after the previous instant, so the trace stays in time order).
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<(SimTime, CheckNote)> {
+        if now < self.quiet_until {
+            if std::mem::take(&mut self.decided) {
+                self.listening = self.counts_events || self.items.iter().any(Item::watching);
+            }
+            return Vec::new();
+        }
         let mut notes = Vec::new();
         for item in self.items.iter_mut().filter(|i| i.verdict.is_none()) {
             match item.exp.when {
@@ -144,6 +157,8 @@ impl Checker {
         // A window decided by `after_event` leaves this set until here: a few events too many
         // are shown to the checker, never one too few.
         self.listening = self.counts_events || self.items.iter().any(Item::watching);
+        self.decided = false;
+        self.quiet_until = self.items.iter().filter_map(Item::next_step).min().unwrap_or(SimTime(u64::MAX));
         notes
     }
 
@@ -178,6 +193,7 @@ impl Checker {
                 When::At(_) => {}
             }
         }
+        self.decided |= !notes.is_empty();
         notes
     }
 
@@ -207,6 +223,20 @@ impl Item {
     /// the checker listen.
     fn watching(&self) -> bool {
         self.open && self.verdict.is_none()
+    }
+
+    /// The first instant at which `before_instant` has something to do for it, if undecided:
+    /// the instant after its `at`, after its window's first instant, or after its end.
+    fn next_step(&self) -> Option<SimTime> {
+        if self.verdict.is_some() {
+            return None;
+        }
+        let edge = match self.exp.when {
+            When::At(t) => t,
+            When::By { from, .. } | When::During { from, .. } if !self.open => from,
+            When::By { deadline: end, .. } | When::During { until: end, .. } => end,
+        };
+        Some(SimTime(edge.0.saturating_add(1)))
     }
 
     /// Whether this is an `events` expectation, judged on its tally.
