@@ -5,7 +5,7 @@ use super::nacos_subject::NacosSubject;
 use super::sends_subject::SendsWant;
 use super::table_subject::{LiveWant, RegistrationWant, TopicsWant};
 use super::Mismatch;
-use crate::rocketmq::types::{perm, QueueData, TopicRouteData};
+use crate::rocketmq::types::{perm, BrokerData, QueueData, TopicRouteData};
 use crate::rocketmq::types::{BrokerAddrInfo, BrokerAddrs};
 use crate::sim::name::Name;
 use crate::sim::world::World;
@@ -294,17 +294,44 @@ fn first_by_name(queues: &[Arc<QueueData>], max: usize) -> Vec<&QueueData> {
     kept
 }
 
+/// For each queue data, the last `BrokerData` of its name, as a map built from them all would
+/// keep: found in one pass from the end of the route, which stops once every name has one. A
+/// search from the end for each of the eight groups a brief view shows read a 500-group route's
+/// `BrokerData`s, each behind its own pointer, up to eight times: for the 410 changed routes of
+/// the RocketMQ bench, 1.7 million first-level data misses, a tenth of the bench's.
+fn last_data_of_each<'a>(datas: &'a [Arc<BrokerData>], queues: &[&QueueData]) -> Vec<Option<&'a BrokerData>> {
+    let names: Vec<Name> = queues.iter().map(|q| q.broker_name).collect();
+    let mut found: Vec<Option<&BrokerData>> = vec![None; queues.len()];
+    let mut missing = queues.len();
+    for data in datas.iter().rev() {
+        if missing == 0 {
+            break;
+        }
+        // Most groups are not among those shown: one compare with each name says so.
+        if !names.contains(&data.broker_name) {
+            continue;
+        }
+        for (name, slot) in names.iter().zip(found.iter_mut()) {
+            if slot.is_none() && *name == data.broker_name {
+                *slot = Some(&**data);
+                missing -= 1;
+            }
+        }
+    }
+    found
+}
+
 /// Like [`describe_route`], listing at most `max` groups and counting the rest, so a trace line
 /// about a 1,000-broker topic stays a line.
 pub fn describe_route_brief(route: Option<&TopicRouteData>, max: usize) -> String {
     let Some(route) = route else { return "absent (TOPIC_NOT_EXIST)".into() };
     let total = route.queue_datas.len();
     let queues = first_by_name(&route.queue_datas, max);
+    let datas = last_data_of_each(&route.broker_datas, &queues);
     let mut parts: Vec<String> = queues
         .iter()
-        .map(|q| {
-            // The last `BrokerData` of a name, as a map built from them all would keep.
-            let data = route.broker_datas.iter().rfind(|b| b.broker_name == q.broker_name);
+        .zip(datas)
+        .map(|(q, data)| {
             let ids = data.map_or_else(|| "{no BrokerData}".into(), |b| addrs(&b.broker_addrs));
             format!("{} {} {}r/{}w {ids}", q.broker_name, perm::to_text(q.perm), q.read_queue_nums, q.write_queue_nums)
         })
@@ -344,5 +371,31 @@ mod tests {
             let want: Vec<_> = sorted.iter().take(max).map(|q| (q.broker_name, q.perm)).collect();
             assert_eq!(picked, want, "the first {max}");
         }
+    }
+
+    /// The one pass from the end must find what a search from the end for each name finds:
+    /// the last `BrokerData` of the name, the same one for a name listed twice, none for a
+    /// name without one.
+    #[test]
+    fn each_group_gets_the_last_broker_data_of_its_name() {
+        // The position in the route rides in `zone_name`, so equal names can be told apart.
+        let data = |name: &str, at: usize| {
+            Arc::new(BrokerData { zone_name: Some(at.to_string()), ..BrokerData::new("c", name) })
+        };
+        let datas: Vec<_> = ["g1", "g2", "g1", "g3", "g2", "g5"].iter().enumerate().map(|(i, n)| data(n, i)).collect();
+        let queues = [queue("g2", 0), queue("g4", 0), queue("g1", 0), queue("g2", 0), queue("g5", 0)];
+        for n in 0..=queues.len() {
+            let picked: Vec<&QueueData> = queues[..n].iter().map(|q| &**q).collect();
+            let found: Vec<_> =
+                last_data_of_each(&datas, &picked).iter().map(|d| d.map(|d| d.zone_name.clone())).collect();
+            let want: Vec<_> = picked
+                .iter()
+                .map(|q| datas.iter().rfind(|d| d.broker_name == q.broker_name).map(|d| d.zone_name.clone()))
+                .collect();
+            assert_eq!(found, want, "the first {n} groups");
+        }
+        let found = last_data_of_each(&datas, &queues.iter().map(|q| &**q).collect::<Vec<_>>());
+        assert_eq!(found[0].and_then(|d| d.zone_name.as_deref()), Some("4"), "the later of g2's two");
+        assert!(found[1].is_none(), "g4 has none");
     }
 }
