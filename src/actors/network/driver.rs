@@ -184,41 +184,73 @@ impl Net {
                             fire();
                         }
                     }
-                    Due::Alarm { owner, epoch, id, alarm } => {
-                        if let Some(alarm) = k.admit_alarm(now, owner, epoch, id, alarm) {
-                            batches.flush_node(owner, &k.endpoints);
-                            drop(k);
-                            alarm.ring();
-                        }
-                    }
                     Due::Deliver(packet) => {
                         let (arrival, deliver) = k.arrival(now, &packet);
-                        if !deliver {
-                            k.turn_away(now, arrival, packet);
-                        } else if watches {
-                            drop(k);
-                            self.note_arrival(now, &packet);
-                            batches.gather(packet, &self.0.borrow().endpoints, more);
-                        } else {
+                        if deliver && !watches {
                             batches.gather(packet, &k.endpoints, more);
+                        } else {
+                            drop(k);
+                            self.deliver_other(now, packet, arrival, deliver, batches, more);
                         }
                     }
-                    Due::Datagram(packet) => {
-                        if let Some(packet) = k.arrive_datagram(now, packet) {
-                            batches.gather(packet, &k.endpoints, 0);
-                        }
+                    other => {
+                        drop(k);
+                        self.dispatch_other(now, other, batches);
                     }
-                    Due::Notice { to, epoch, notice } => {
-                        if let Some(packet) = k.admit_notice(to, epoch, notice) {
-                            batches.gather(packet, &k.endpoints, 0);
-                        }
-                    }
-                    Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),
-                    Due::Retransmit { channel, dir } => k.retransmit(now, channel, dir),
-                    Due::Syn { channel } => k.syn_retry(now, channel),
                 }
             }
         }
         batches.flush_all(&self.0.borrow().endpoints);
+    }
+
+    /// A delivery someone watches, or one its destination does not take now. Out of line, as
+    /// are the rarer entries below: with every case inlined, `dispatch_due` set up the fields
+    /// all of them use (about 60 instructions, kept on the stack) at each of its calls, once
+    /// an instant, for the one or two entries an instant of a thousand brokers holds.
+    #[inline(never)]
+    fn deliver_other(
+        &self,
+        now: SimTime,
+        packet: Packet,
+        arrival: crate::sim::network::Arrival,
+        deliver: bool,
+        batches: &mut Batches,
+        more: usize,
+    ) {
+        if !deliver {
+            self.0.borrow_mut().turn_away(now, arrival, packet);
+        } else {
+            self.note_arrival(now, &packet);
+            batches.gather(packet, &self.0.borrow().endpoints, more);
+        }
+    }
+
+    /// Every entry but a timer and a delivery.
+    #[inline(never)]
+    fn dispatch_other(&self, now: SimTime, due: Due, batches: &mut Batches) {
+        let mut k = self.0.borrow_mut();
+        match due {
+            Due::Alarm { owner, epoch, id, alarm } => {
+                if let Some(alarm) = k.admit_alarm(now, owner, epoch, id, alarm) {
+                    batches.flush_node(owner, &k.endpoints);
+                    drop(k);
+                    alarm.ring();
+                }
+            }
+            Due::Datagram(packet) => {
+                if let Some(packet) = k.arrive_datagram(now, packet) {
+                    batches.gather(packet, &k.endpoints, 0);
+                }
+            }
+            Due::Notice { to, epoch, notice } => {
+                if let Some(packet) = k.admit_notice(to, epoch, notice) {
+                    batches.gather(packet, &k.endpoints, 0);
+                }
+            }
+            Due::IdleCheck { channel, node, epoch } => k.idle_check(now, channel, node, epoch),
+            Due::Retransmit { channel, dir } => k.retransmit(now, channel, dir),
+            Due::Syn { channel } => k.syn_retry(now, channel),
+            Due::Timer { .. } | Due::Deliver(_) => unreachable!("dispatched in line"),
+        }
     }
 }
