@@ -184,6 +184,16 @@ impl Batches {
         }
     }
 
+    /// Whether no batch is gathered in this pass.
+    pub(super) fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Sends `packet` as a batch of its own, as `flush_all` would send a pass's only packet.
+    pub(super) fn send_alone(&mut self, packet: Packet, endpoints: &Endpoints) {
+        Self::send(packet.to, Packets::One(packet), endpoints, false);
+    }
+
     /// Sends what `node`'s endpoint has gathered, before one of its timers fires: what reached
     /// a process first is handled first.
     ///

@@ -187,7 +187,15 @@ impl Net {
                     Due::Deliver(packet) => {
                         let (arrival, deliver) = k.arrival(now, &packet);
                         if deliver && !watches {
-                            batches.gather(packet, &k.endpoints, more);
+                            // The instant's last entry, with nothing gathered before it and
+                            // nothing more due now: the batch `flush_all` would send next holds
+                            // this packet alone, so it goes at once (one packet in three of the
+                            // RocketMQ bench, whose instants hold one or two entries).
+                            if more == 0 && batches.is_empty() && k.agenda.next_time().is_none_or(|t| t > now) {
+                                batches.send_alone(packet, &k.endpoints);
+                            } else {
+                                batches.gather(packet, &k.endpoints, more);
+                            }
                         } else {
                             drop(k);
                             self.deliver_other(now, packet, arrival, deliver, batches, more);
