@@ -120,7 +120,12 @@ impl<E> Agenda<E> {
         }
         let s = at.0 as usize % SLOTS;
         if self.slot[s] == EMPTY {
-            self.occupy(s, None);
+            // An instant more than half the ring ahead (Netty's 120 s idle checks, one entry
+            // each) gets a vector made to size, not a spare bucket with the room it kept for a
+            // busy instant: tens of thousands of them wait at once in a large fleet, and with
+            // spares an 8x RocketMQ hour held 13.9 MB of room for 1.9 MB of entries.
+            let far = at.0 - self.base >= (SLOTS / 2) as u64;
+            self.occupy(s, far.then(Vec::new));
         }
         self.buckets[self.slot[s] as usize].push(entry);
     }
@@ -262,8 +267,8 @@ impl<E> Agenda<E> {
         self.far_low = self.far.keys().next().map_or(u64::MAX, |t| t.0);
     }
 
-    /// Gives empty slot `s` a bucket: `moved` (an instant's entries from the tree), or else a
-    /// spare one, which keeps the capacity it grew to.
+    /// Gives empty slot `s` a bucket: `moved` (an instant's entries from the tree, or a vector
+    /// made to size), or else a spare one, which keeps the capacity it grew to.
     #[inline]
     fn occupy(&mut self, s: usize, moved: Option<Vec<E>>) {
         let b = match (self.free.pop(), moved) {
