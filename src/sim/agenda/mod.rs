@@ -279,7 +279,8 @@ impl<E> Agenda<E> {
         self.set_bit(s);
     }
 
-    /// `occupy` with entries moved in from the tree, or with no spare bucket left.
+    /// `occupy` with entries moved in from the tree or a vector made to size for an instant far
+    /// ahead, or with no spare bucket left.
     #[cold]
     #[inline(never)]
     fn occupy_rare(&mut self, spare: Option<u32>, moved: Option<Vec<E>>) -> u32 {
