@@ -119,15 +119,22 @@ impl<E> Agenda<E> {
             return self.push_far(at, entry);
         }
         let s = at.0 as usize % SLOTS;
-        if self.slot[s] == EMPTY {
+        // Whether the instant has a bucket is asked of the bitmap (16 KB, which stays in the
+        // caches), not of the slot table (512 KB): a timer 30 s or 120 s ahead nearly always
+        // starts an instant of its own, and reading its slot first was a cache miss per timer
+        // (4.5% of the RocketMQ bench's simulated last-level misses). A new instant's slot is
+        // only written.
+        let b = if self.has_bit(s) {
+            self.slot[s]
+        } else {
             // An instant more than half the ring ahead (Netty's 120 s idle checks, one entry
             // each) gets a vector made to size, not a spare bucket with the room it kept for a
             // busy instant: tens of thousands of them wait at once in a large fleet, and with
             // spares an 8x RocketMQ hour held 13.9 MB of room for 1.9 MB of entries.
             let far = at.0 - self.base >= (SLOTS / 2) as u64;
-            self.occupy(s, far.then(Vec::new));
-        }
-        self.buckets[self.slot[s] as usize].push(entry);
+            self.occupy(s, far.then(Vec::new))
+        };
+        self.buckets[b as usize].push(entry);
     }
 
     #[inline(never)]
@@ -270,13 +277,14 @@ impl<E> Agenda<E> {
     /// Gives empty slot `s` a bucket: `moved` (an instant's entries from the tree, or a vector
     /// made to size), or else a spare one, which keeps the capacity it grew to.
     #[inline]
-    fn occupy(&mut self, s: usize, moved: Option<Vec<E>>) {
+    fn occupy(&mut self, s: usize, moved: Option<Vec<E>>) -> u32 {
         let b = match (self.free.pop(), moved) {
             (Some(b), None) => b,
             (spare, moved) => self.occupy_rare(spare, moved),
         };
         self.slot[s] = b;
         self.set_bit(s);
+        b
     }
 
     /// `occupy` with entries moved in from the tree or a vector made to size for an instant far
@@ -323,6 +331,10 @@ impl<E> Agenda<E> {
     #[inline(never)]
     fn shrink_bucket(&mut self, b: u32) {
         self.buckets[b as usize].shrink_to(KEPT_CAPACITY);
+    }
+
+    fn has_bit(&self, s: usize) -> bool {
+        self.bits[s / 64] & (1 << (s % 64)) != 0
     }
 
     fn set_bit(&mut self, s: usize) {
