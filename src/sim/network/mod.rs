@@ -246,24 +246,13 @@ impl NetCore {
     /// Whether a transmission from `from` can reach `to` now, and if not, why.
     #[inline(always)]
     fn reach(&self, from: NodeId, to: NodeId) -> Result<(), Miss> {
-        if !self.rules.reachable(from, to) {
-            Err(Miss::Cut)
-        } else if !self.proc(to).host_up {
-            Err(Miss::NoHost)
-        } else {
-            Ok(())
-        }
+        stream::Link { rules: &self.rules, procs: &self.procs }.reach(from, to)
     }
 
     /// One transmission from `from` to `to`: its one-way delay, or why it does not arrive.
     #[inline(always)]
     fn attempt(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<SimDuration, Miss> {
-        self.reach(from, to)?;
-        let p = self.rules.params(from, to);
-        if rng.chance(p.loss) {
-            return Err(Miss::Lost);
-        }
-        Ok(p.latency + SimDuration(rng.up_to(p.jitter.millis())))
+        stream::Link { rules: &self.rules, procs: &self.procs }.attempt(from, to, rng)
     }
 
     /// The stream `from` writes on, for its retransmission timer.
@@ -273,7 +262,7 @@ impl NetCore {
 
     /// Decides a segment's fate as it reaches `to`.
     pub fn arrive(&mut self, now: SimTime, channel: ChannelId, to: NodeId) -> Arrival {
-        let (state, host_up) = (self.proc(to).state, self.proc(to).host_up);
+        let Proc { state, host_up, .. } = *self.proc(to);
         // A channel gone on a live host crossed its own close: the sender's FIN and this
         // segment passed each other, and the closed socket answers RST (the sender's end is
         // already closed, so the RST changes nothing). On a dead host nothing answers.

@@ -10,8 +10,7 @@ use crate::sim::rng::SimRng;
 impl NetCore {
     /// The first retransmission timeout on the link between `a` and `b`.
     pub(super) fn rto(&self, a: NodeId, b: NodeId) -> SimDuration {
-        let (there, back) = (self.rules.params(a, b), self.rules.params(b, a));
-        tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+        link_rto(&self.rules, a, b)
     }
 
     /// A client write: reuses the client's channel to `to` or opens a new one.
@@ -56,7 +55,8 @@ impl NetCore {
                 Err(outcome) => return outcome,
             },
         };
-        let c = self.channels.get_mut(&channel).expect("channel exists");
+        let NetCore { channels, rules, procs, .. } = self;
+        let c = channels.get_mut(&channel).expect("channel exists");
         if let Some(syn) = c.syn() {
             // Connecting: the write waits in the socket until the handshake completes.
             c.stream_mut(0).backlog.push_back(seg);
@@ -65,7 +65,7 @@ impl NetCore {
                 None => SendOutcome::Held { channel, opened: false, miss: None, retransmit_at: None },
             };
         }
-        self.write(now, channel, from, seg, opened, rng)
+        write(c, Link { rules, procs }, now, channel, from, seg, opened, rng)
     }
 
     /// A write on a known channel (a server's reply). Nothing if `from` already closed it.
@@ -78,38 +78,15 @@ impl NetCore {
         seg: Seg,
         rng: &mut SimRng,
     ) -> SendOutcome {
-        match self.channels.get(&channel) {
-            Some(c) if c.is_open_at(from) => self.write(now, channel, from, seg, false, rng),
+        let NetCore { channels, rules, procs, .. } = self;
+        match channels.get_mut(&channel) {
+            Some(c) if c.is_open_at(from) => write(c, Link { rules, procs }, now, channel, from, seg, false, rng),
             _ => SendOutcome::Closed,
         }
     }
 
-    /// A segment written on an open (or opening) channel: every data packet of a run comes here,
-    /// from `send_how` or `send_on`, and goes on through `transmit` and `attempt`. All four are
-    /// inlined into the send they serve: as calls they cost 2.3% of the Nacos bench in arguments
-    /// and results passed through memory (plain `#[inline]` left them calls).
-    #[inline(always)]
-    pub(super) fn write(
-        &mut self,
-        now: SimTime,
-        channel: ChannelId,
-        from: NodeId,
-        seg: Seg,
-        opened: bool,
-        rng: &mut SimRng,
-    ) -> SendOutcome {
-        let c = self.channels.get_mut(&channel).expect("channel exists");
-        c.touch(from, now);
-        // Written during the handshake, it leaves when the connection is up.
-        let depart = now.max(c.connected_at);
-        match self.transmit(depart, channel, from, seg, rng) {
-            Tx::Arrives(at) => SendOutcome::Deliver { channel, at, opened },
-            Tx::Held { miss, retransmit_at } => SendOutcome::Held { channel, opened, miss, retransmit_at },
-        }
-    }
-
-    /// Puts `seg` on `from`'s stream at `depart`: delivered in order, or held for retransmission.
-    #[inline(always)]
+    /// Puts `seg` on `from`'s stream of `channel` at `depart`: delivered in order, or held for
+    /// retransmission.
     pub(super) fn transmit(
         &mut self,
         depart: SimTime,
@@ -118,25 +95,9 @@ impl NetCore {
         seg: Seg,
         rng: &mut SimRng,
     ) -> Tx {
-        let c = &self.channels[&channel];
-        let (to, dir) = (c.peer_of(from), c.end(from));
-        if !c.is_idle(dir) {
-            // TCP delivers in order: behind a lost segment, everything waits.
-            self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir).backlog.push_back(seg);
-            return Tx::Held { miss: None, retransmit_at: None };
-        }
-        match self.attempt(from, to, rng) {
-            Ok(delay) => {
-                let c = self.channels.get_mut(&channel).expect("channel exists");
-                Tx::Arrives(c.arrives_in_order(dir, depart + delay))
-            }
-            Err(miss) => {
-                let rto = self.rto(from, to);
-                let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
-                s.backlog.push_back(seg);
-                Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
-            }
-        }
+        let NetCore { channels, rules, procs, .. } = self;
+        let c = channels.get_mut(&channel).expect("channel exists");
+        transmit(c, Link { rules, procs }, depart, from, seg, rng)
     }
 
     /// The retransmission timer of `channel`'s stream `dir` (0: client → server) fired at `now`.
@@ -196,5 +157,92 @@ impl NetCore {
         }
         self.tidy(channel);
         Retransmission::Delivered { from, to, segs, attempt, waited, again }
+    }
+}
+
+/// What a transmission reads of the network besides its channel: the link rules and whether
+/// the peer's host is up. Borrowed beside the channel, so that a write uses the channel its send
+/// found: as methods of the whole network, `write` and `transmit` looked it up three more times
+/// (each a bounds check and a test of its slot), 1% of the Nacos bench's instructions.
+#[derive(Clone, Copy)]
+pub(super) struct Link<'a> {
+    pub(super) rules: &'a super::LinkRules,
+    pub(super) procs: &'a [super::Proc],
+}
+
+impl Link<'_> {
+    /// Whether a transmission from `from` can reach `to` now, and if not, why.
+    #[inline(always)]
+    pub(super) fn reach(self, from: NodeId, to: NodeId) -> Result<(), super::Miss> {
+        if !self.rules.reachable(from, to) {
+            Err(super::Miss::Cut)
+        } else if !self.procs[to.0 as usize].host_up {
+            Err(super::Miss::NoHost)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// One transmission from `from` to `to`: its one-way delay, or why it does not arrive.
+    #[inline(always)]
+    pub(super) fn attempt(self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<SimDuration, super::Miss> {
+        self.reach(from, to)?;
+        let p = self.rules.params(from, to);
+        if rng.chance(p.loss) {
+            return Err(super::Miss::Lost);
+        }
+        Ok(p.latency + SimDuration(rng.up_to(p.jitter.millis())))
+    }
+}
+
+/// The first retransmission timeout on the link between `a` and `b`.
+fn link_rto(rules: &super::LinkRules, a: NodeId, b: NodeId) -> SimDuration {
+    let (there, back) = (rules.params(a, b), rules.params(b, a));
+    tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+}
+
+/// A segment written on an open (or opening) channel: every data packet of a run comes here,
+/// from `send_how` or `send_on`, and goes on through `transmit` and `attempt`. All three are
+/// inlined into the send they serve: as calls they cost 2.3% of the Nacos bench in arguments
+/// and results passed through memory (plain `#[inline]` left them calls).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn write(
+    c: &mut Channel,
+    link: Link<'_>,
+    now: SimTime,
+    channel: ChannelId,
+    from: NodeId,
+    seg: Seg,
+    opened: bool,
+    rng: &mut SimRng,
+) -> SendOutcome {
+    c.touch(from, now);
+    // Written during the handshake, it leaves when the connection is up.
+    let depart = now.max(c.connected_at);
+    match transmit(c, link, depart, from, seg, rng) {
+        Tx::Arrives(at) => SendOutcome::Deliver { channel, at, opened },
+        Tx::Held { miss, retransmit_at } => SendOutcome::Held { channel, opened, miss, retransmit_at },
+    }
+}
+
+/// Puts `seg` on `from`'s stream of `c` at `depart`: delivered in order, or held for
+/// retransmission.
+#[inline(always)]
+fn transmit(c: &mut Channel, link: Link<'_>, depart: SimTime, from: NodeId, seg: Seg, rng: &mut SimRng) -> Tx {
+    let (to, dir) = (c.peer_of(from), c.end(from));
+    if !c.is_idle(dir) {
+        // TCP delivers in order: behind a lost segment, everything waits.
+        c.stream_mut(dir).backlog.push_back(seg);
+        return Tx::Held { miss: None, retransmit_at: None };
+    }
+    match link.attempt(from, to, rng) {
+        Ok(delay) => Tx::Arrives(c.arrives_in_order(dir, depart + delay)),
+        Err(miss) => {
+            let rto = link_rto(link.rules, from, to);
+            let s = c.stream_mut(dir);
+            s.backlog.push_back(seg);
+            Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
+        }
     }
 }
