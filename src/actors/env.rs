@@ -97,17 +97,11 @@ impl Env {
     /// Nacos bench's instructions.
     #[inline(always)]
     pub fn send_via(&self, to: NodeId, body: Body, last: Option<ChannelId>) -> Sent {
-        if !self.alive() {
-            return Sent { id: 0, channel: None, up: None };
-        }
-        self.net.send_via(self.node, to, body, last)
+        self.net.send_via_live(self.node, self.epoch, to, body, last)
     }
 
     pub fn send_on(&self, channel: ChannelId, body: Body) -> MsgId {
-        if !self.alive() {
-            return 0;
-        }
-        self.net.send_on(self.node, channel, body)
+        self.net.send_on_live(self.node, self.epoch, channel, body)
     }
 
     /// Delivers `msg` to `to` after `delay` of virtual time (the agenda's timer, not tokio's).

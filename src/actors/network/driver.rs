@@ -63,9 +63,7 @@ impl Driver {
     fn pass(&self, why: Option<Woken>, me: &Pass) {
         match why {
             Some(Woken::Idle) => {
-                let target = self.target();
-                let mut k = self.net.0.borrow_mut();
-                k.now = target.max(k.now);
+                self.net.advance_to(self.target());
             }
             Some(Woken::Poked) => {}
             // The first pass: nothing due yet, so wait for the actors' start-up to run dry.

@@ -6,7 +6,7 @@ use super::alarm::Alarm;
 use super::idle::IdleGate;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
-use crate::sim::ids::{ChannelId, MsgId, NodeId};
+use crate::sim::ids::{ChannelId, MsgId, NodeId, ProcState};
 use crate::sim::name::Name;
 use crate::sim::network::{FinFate, Handshake, Miss, NetCore, Retransmission, Seg, SendOutcome};
 use crate::sim::notes::{DropReason, FinNote, NetNote, What};
@@ -113,6 +113,13 @@ impl Kernel {
 
     pub(super) fn names(&self, a: NodeId, b: NodeId) -> (String, String) {
         (self.core.name(a).to_string(), self.core.name(b).to_string())
+    }
+
+    /// Whether incarnation `epoch` of `node` still runs (or is stopped): not dead, not replaced.
+    #[inline(always)]
+    pub(super) fn alive(&self, node: NodeId, epoch: u32) -> bool {
+        let p = self.core.proc(node);
+        p.state != ProcState::Down && p.epoch == epoch
     }
 
     pub(super) fn epoch(&self, node: NodeId) -> u32 {
