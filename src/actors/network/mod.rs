@@ -436,3 +436,6 @@ impl Net {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
