@@ -99,6 +99,9 @@ impl<P> HttpClient<P> {
 
     /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
     /// with no server configured: then it fails at once ("no server available").
+    /// Inlined into each caller (a beat is one): as a call of its own, with the request and its
+    /// purpose passed through memory and its register saves, it was 30 instructions a beat more.
+    #[inline(always)]
     pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, ctx: &Context<A>) -> Option<Outcome<'static, P>>
     where
         A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
