@@ -84,15 +84,12 @@ impl Env {
 
     /// Sends from this process; a dead one sends nothing (id 0).
     pub fn send(&self, to: NodeId, body: Body) -> MsgId {
-        if !self.alive() {
-            return 0;
-        }
-        self.net.send(self.node, to, body)
+        self.net.send_via_live(self.node, self.epoch, to, body, None).id
     }
 
     /// `send`, with the channel and its connect time (see [`Sent`]); a dead process sends
     /// nothing (id 0). `last` is the channel the previous request to `to` went on, if the
-    /// caller kept it: it spares the network a look-up (see `Net::send_via`). Inlined into
+    /// caller kept it: it spares the network a look-up (see `Net::send_via_live`). Inlined into
     /// every request's send: as a call of its own around the network's, it was 0.8% of the
     /// Nacos bench's instructions.
     #[inline(always)]

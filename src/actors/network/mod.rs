@@ -258,21 +258,14 @@ impl Net {
         self.tell(node, ProcState::Running);
     }
 
-    /// Sends `body` from `from` to `to` over `from`'s current channel, opening one if needed.
-    pub fn send(&self, from: NodeId, to: NodeId, body: Body) -> MsgId {
-        self.send_via(from, to, body, None).id
-    }
-
-    /// `send`, also saying which channel the request went on and when that connection is up —
-    /// what a client needs to match a close to its requests and to start a read timeout.
-    /// `last` is the channel the client's previous request to `to` went on, if it kept it
-    /// (`Sent::channel`): a hint that saves a look-up, never a choice (see `Lease::Reuse`).
-    pub fn send_via(&self, from: NodeId, to: NodeId, body: Body, last: Option<ChannelId>) -> Sent {
-        self.send_via_how(from, to, body, Lease::Reuse(last))
-    }
-
-    /// `send_via` by incarnation `epoch` of `from`, which sends nothing once dead (id 0): an
-    /// actor's own send (`Env::send_via`). The check and the send share one borrow of the
+    /// Sends `body` from incarnation `epoch` of `from` to `to` over `from`'s current channel,
+    /// opening one if needed, and says which channel it went on and when that connection is up:
+    /// what a client needs to match a close to its requests and to start a read timeout. A dead
+    /// incarnation sends nothing (id 0). `last` is the channel the client's previous request
+    /// to `to` went on, if it kept it (`Sent::channel`): a hint that saves a look-up, never a
+    /// choice (see `Lease::Reuse`).
+    ///
+    /// An actor's own send (`Env::send_via`). The check and the send share one borrow of the
     /// network (two borrows were 0.5% of the Nacos bench, whose every beat and answer is one).
     #[inline(always)]
     pub fn send_via_live(&self, from: NodeId, epoch: u32, to: NodeId, body: Body, last: Option<ChannelId>) -> Sent {
@@ -283,13 +276,15 @@ impl Net {
         Self::send_via_in(&mut k, from, to, body, Lease::Reuse(last))
     }
 
-    /// `send_via` for a pooling client: never queued behind a connect in progress (see
-    /// `NetCore::send_how`), on the connections of `pool`.
+    /// A send as `send_via_live` makes, without its check of the sender, for a pooling client:
+    /// never queued behind a connect in progress (see `NetCore::send_how`), on the connections
+    /// of `pool`.
     pub fn send_via_pooled(&self, from: NodeId, to: NodeId, body: Body, pool: Pool) -> Sent {
         self.send_via_how(from, to, body, Lease::Pooled(pool))
     }
 
-    /// `send_via` on a new connection, even if one to `to` is open (see `Lease::Fresh`).
+    /// A send as `send_via_live` makes, without its check of the sender, on a new connection,
+    /// even if one to `to` is open (see `Lease::Fresh`).
     pub fn send_via_fresh(&self, from: NodeId, to: NodeId, body: Body) -> Sent {
         self.send_via_how(from, to, body, Lease::Fresh)
     }
@@ -316,13 +311,9 @@ impl Net {
         Sent { id, channel, up }
     }
 
-    /// Sends on a known channel (a reply). Silently nothing if `from` already closed it.
-    pub fn send_on(&self, from: NodeId, channel: ChannelId, body: Body) -> MsgId {
-        Self::send_on_in(&mut self.0.borrow_mut(), from, channel, body)
-    }
-
-    /// `send_on` by incarnation `epoch` of `from`, which sends nothing once dead (id 0), with
-    /// one borrow (see [`Self::send_via_live`]).
+    /// Sends on a known channel (a reply) from incarnation `epoch` of `from`: nothing (id 0)
+    /// once it is dead, and silently nothing if `from` already closed the channel. One borrow
+    /// for the check and the send (see [`Self::send_via_live`]).
     #[inline(always)]
     pub fn send_on_live(&self, from: NodeId, epoch: u32, channel: ChannelId, body: Body) -> MsgId {
         let mut k = self.0.borrow_mut();

@@ -11,7 +11,7 @@ use crate::sim::rng::SimRng;
 impl NetCore {
     /// One SYN and its answer: through, or why not.
     pub(super) fn syn_exchange(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<(), Miss> {
-        self.reach(from, to)?;
+        self.link().reach(from, to)?;
         if !self.rules.reachable(to, from) {
             return Err(Miss::Cut);
         }

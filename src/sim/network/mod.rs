@@ -243,18 +243,6 @@ impl NetCore {
         self.channels.ids_where(|c| c.is_open_at(node))
     }
 
-    /// Whether a transmission from `from` can reach `to` now, and if not, why.
-    #[inline(always)]
-    fn reach(&self, from: NodeId, to: NodeId) -> Result<(), Miss> {
-        stream::Link { rules: &self.rules, procs: &self.procs }.reach(from, to)
-    }
-
-    /// One transmission from `from` to `to`: its one-way delay, or why it does not arrive.
-    #[inline(always)]
-    fn attempt(&self, from: NodeId, to: NodeId, rng: &mut SimRng) -> Result<SimDuration, Miss> {
-        stream::Link { rules: &self.rules, procs: &self.procs }.attempt(from, to, rng)
-    }
-
     /// The stream `from` writes on, for its retransmission timer.
     pub fn direction(&self, channel: ChannelId, from: NodeId) -> usize {
         self.channels.get(&channel).map_or(0, |c| c.end(from))
@@ -282,7 +270,7 @@ impl NetCore {
 
     /// A UDP datagram: no connection, no retransmission, no order.
     pub fn datagram(&mut self, now: SimTime, from: NodeId, to: NodeId, rng: &mut SimRng) -> Datagram {
-        match self.attempt(from, to, rng) {
+        match self.link().attempt(from, to, rng) {
             Ok(delay) => Datagram::Arrives(now + delay),
             Err(miss) => Datagram::Dropped(miss),
         }

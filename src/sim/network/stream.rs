@@ -8,9 +8,10 @@ use crate::sim::ids::{ChannelId, NodeId};
 use crate::sim::rng::SimRng;
 
 impl NetCore {
-    /// The first retransmission timeout on the link between `a` and `b`.
-    pub(super) fn rto(&self, a: NodeId, b: NodeId) -> SimDuration {
-        link_rto(&self.rules, a, b)
+    /// The link rules and the processes, for a transmission that needs no channel borrowed
+    /// beside them (see [`Link`]).
+    pub(super) fn link(&self) -> Link<'_> {
+        Link { rules: &self.rules, procs: &self.procs }
     }
 
     /// A client write: reuses the client's channel to `to` or opens a new one.
@@ -117,8 +118,8 @@ impl NetCore {
             return Retransmission::GaveUp { from, to, segs, orphan, waited };
         }
         let attempt = retry.attempts + 1;
-        let verdict = self.attempt(from, to, rng);
-        let rto = self.rto(from, to);
+        let verdict = self.link().attempt(from, to, rng);
+        let rto = self.link().rto(from, to);
         let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
         let delay = match verdict {
             Err(miss) => {
@@ -143,7 +144,7 @@ impl NetCore {
             if c.is_idle(dir) {
                 break;
             }
-            next = match self.attempt(from, to, rng) {
+            next = match self.link().attempt(from, to, rng) {
                 Ok(d) => Some(d),
                 Err(_) => {
                     let s = self.channels.get_mut(&channel).expect("channel exists").stream_mut(dir);
@@ -193,12 +194,12 @@ impl Link<'_> {
         }
         Ok(p.latency + SimDuration(rng.up_to(p.jitter.millis())))
     }
-}
 
-/// The first retransmission timeout on the link between `a` and `b`.
-fn link_rto(rules: &super::LinkRules, a: NodeId, b: NodeId) -> SimDuration {
-    let (there, back) = (rules.params(a, b), rules.params(b, a));
-    tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+    /// The first retransmission timeout on the link between `a` and `b`.
+    pub(super) fn rto(self, a: NodeId, b: NodeId) -> SimDuration {
+        let (there, back) = (self.rules.params(a, b), self.rules.params(b, a));
+        tcp::initial_rto(there.latency + back.latency, there.jitter + back.jitter)
+    }
 }
 
 /// A segment written on an open (or opening) channel: every data packet of a run comes here,
@@ -239,7 +240,7 @@ fn transmit(c: &mut Channel, link: Link<'_>, depart: SimTime, from: NodeId, seg:
     match link.attempt(from, to, rng) {
         Ok(delay) => Tx::Arrives(c.arrives_in_order(dir, depart + delay)),
         Err(miss) => {
-            let rto = link_rto(link.rules, from, to);
+            let rto = link.rto(from, to);
             let s = c.stream_mut(dir);
             s.backlog.push_back(seg);
             Tx::Held { miss: Some(miss), retransmit_at: Some(s.stall(depart, rto)) }
