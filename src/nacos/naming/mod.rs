@@ -178,8 +178,13 @@ pub struct IpPortClient {
     pub created: SimTime,
     /// `lastUpdatedTime`: set by register, deregister, beat and subscribe; read by the cleaner.
     pub last_updated: SimTime,
-    /// Looked up on every beat; walk it with [`IpPortClient::published`].
+    /// Looked up on every beat (see [`IpPortClient::published_mut`]); walk it with
+    /// [`IpPortClient::published`].
     pub(crate) publishers: PublishMap,
+    /// Where the next beat's service is likely to be in `publishers`: just after the last
+    /// beat's. A provider registers its services in order and its beat tasks keep that order
+    /// round after round, so the guess nearly always holds.
+    beat_cursor: usize,
     pub subscriptions: BTreeSet<ServiceKey>,
     pub(crate) sched: ClientSched,
     /// `AbstractClient.revision`: moved by every register and deregister here
@@ -195,6 +200,19 @@ impl IpPortClient {
     /// The instances this client publishes, in service order.
     pub fn published(&self) -> Vec<(&ServiceKey, &Published)> {
         sorted(self.publishers.iter())
+    }
+
+    /// The instance this client publishes for `service`, for a beat: tried first at the
+    /// cursor, an identity compare, then by hash (a look-up per beat was 2.5% of the Nacos
+    /// bench's instructions). Either way the same entry.
+    #[inline(always)]
+    pub(crate) fn published_mut(&mut self, service: &ServiceKey) -> Option<&mut Published> {
+        let at = match self.publishers.get_index(self.beat_cursor) {
+            Some((key, _)) if key == service => self.beat_cursor,
+            _ => self.publishers.get_index_of(service)?,
+        };
+        self.beat_cursor = at + 1;
+        self.publishers.get_index_mut(at).map(|(_, p)| p)
     }
 }
 
@@ -269,6 +287,9 @@ pub struct NamingServer {
     /// `ServiceManager` singletons: created by the first registration, never removed here (the
     /// empty-service cleaner is not modelled).
     pub(crate) services: FastSet<ServiceKey>,
+    /// Set once a singleton was removed (only tests do): until then every published service
+    /// has one, and a steady beat need not ask (`beat_known`).
+    singleton_removed: bool,
     pub(crate) clients: FastMap<ClientKey, IpPortClient>,
     /// `publisherIndexes` / `subscriberIndexes`.
     pub(crate) publishers: BTreeMap<ServiceKey, BTreeSet<ClientKey>>,
@@ -300,6 +321,7 @@ impl NamingServer {
         NamingServer {
             config,
             services: FastSet::default(),
+            singleton_removed: false,
             clients: FastMap::default(),
             publishers: BTreeMap::new(),
             subscribers: BTreeMap::new(),
@@ -405,6 +427,7 @@ impl NamingServer {
     /// reach `handleBeat`'s "service not found" branch, which a live client cannot otherwise hit.
     #[cfg(test)]
     pub(crate) fn remove_service_singleton(&mut self, service: &ServiceKey) {
+        self.singleton_removed = true;
         self.services.remove(service);
     }
 }

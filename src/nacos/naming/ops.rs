@@ -25,6 +25,7 @@ impl NamingServer {
             sched: ClientSched::new(now),
             revision: 0,
             responsible: self.responsible_for(key),
+            beat_cursor: 0,
         };
         self.clients.insert(key.clone(), client);
         true
@@ -193,14 +194,18 @@ impl NamingServer {
         key: &ClientKey,
         may_flip: bool,
     ) -> Option<(BeatReply, Vec<Change>)> {
-        if !self.services.contains(&req.service) {
+        // `containSingleton(service)`: a service this client publishes always has its singleton
+        // here, as every path that publishes creates it and none removes it (the empty-service
+        // cleaner is not modelled). So the beat asks the set only once a test has removed one;
+        // asked on every beat, it was a hash look-up, 1.6% of the Nacos bench's instructions.
+        if self.singleton_removed && !self.services.contains(&req.service) {
             return None;
         }
         let NamingServer { clients, schedule, config, .. } = self;
         let client = clients.get_mut(key)?;
         // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are
         // the client's own key here, so the comparison always holds.
-        let p = client.publishers.get_mut(&req.service)?;
+        let p = client.published_mut(&req.service)?;
         // The change list is made only where it is returned: a vector made empty first and then
         // moved was read back at once in other widths than it was written (a stall on the
         // store buffer per beat, 3% of the Nacos bench's time).
