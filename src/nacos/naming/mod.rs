@@ -63,8 +63,8 @@ pub use synced::ConnSyncData;
 /// The maps a beat looks up: every beat finds its service, its client and its instance, and at
 /// 10,000 instances string-keyed `BTreeMap` searches were a fifth of a run's time. A hash map
 /// finds them in one probe. FxHash has no random seed, yet its iteration order still follows
-/// insertion history, so it must never reach output: whoever walks one goes through [`sorted`].
-pub(crate) type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
+/// insertion history, so it must never reach output: whoever walks one (or a [`ClientMap`] or
+/// [`PublishMap`], whose order is insertion and removal history) goes through [`sorted`].
 pub(crate) type FastSet<K> = rustc_hash::FxHashSet<K>;
 
 /// A client's instances: looked up by service like a hash map, but stored in one vector in
@@ -72,6 +72,10 @@ pub(crate) type FastSet<K> = rustc_hash::FxHashSet<K>;
 /// walks the vector front to back instead of landing on a random slot — at 10,000 instances
 /// that was a cache miss on every beat.
 pub(crate) type PublishMap = indexmap::IndexMap<ServiceKey, Published, rustc_hash::FxBuildHasher>;
+
+/// The ip-port clients: a hash map whose entries also have positions, so that a beat can try
+/// the last beat's client first (see [`NamingServer::beat_client`]).
+pub(crate) type ClientMap = indexmap::IndexMap<ClientKey, IpPortClient, rustc_hash::FxBuildHasher>;
 
 /// A hash map's entries in key order — the order Java's output never promised, but ours must
 /// (same scenario, same trace).
@@ -290,7 +294,11 @@ pub struct NamingServer {
     /// Set once a singleton was removed (only tests do): until then every published service
     /// has one, and a steady beat need not ask (`beat_known`).
     singleton_removed: bool,
-    pub(crate) clients: FastMap<ClientKey, IpPortClient>,
+    pub(crate) clients: ClientMap,
+    /// The position in `clients` of the last steady beat's client. A provider's beats for all
+    /// its instances leave together and arrive in one batch from one ip:port, so the next
+    /// beat nearly always comes from the same client: one key compare, not a hash probe.
+    beat_client: usize,
     /// `publisherIndexes` / `subscriberIndexes`.
     pub(crate) publishers: BTreeMap<ServiceKey, BTreeSet<ClientKey>>,
     pub(crate) subscribers: BTreeMap<ServiceKey, BTreeSet<ClientKey>>,
@@ -322,7 +330,8 @@ impl NamingServer {
             config,
             services: FastSet::default(),
             singleton_removed: false,
-            clients: FastMap::default(),
+            clients: ClientMap::default(),
+            beat_client: 0,
             publishers: BTreeMap::new(),
             subscribers: BTreeMap::new(),
             storage: BTreeMap::new(),

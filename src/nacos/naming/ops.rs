@@ -87,7 +87,7 @@ impl NamingServer {
     /// and every instance it publishes (returned in service order), and its owner tells the other
     /// members (a Distro DELETE). `None` if there is no such client.
     pub(crate) fn remove_ip_client(&mut self, key: &ClientKey) -> Option<(IpPortClient, Vec<ServiceKey>)> {
-        let client = self.clients.remove(key)?;
+        let client = self.clients.swap_remove(key)?;
         for service in &client.subscriptions {
             if let Some(set) = self.subscribers.get_mut(service) {
                 set.remove(key);
@@ -201,8 +201,13 @@ impl NamingServer {
         if self.singleton_removed && !self.services.contains(&req.service) {
             return None;
         }
-        let NamingServer { clients, schedule, config, .. } = self;
-        let client = clients.get_mut(key)?;
+        let NamingServer { clients, beat_client, schedule, config, .. } = self;
+        let at = match clients.get_index(*beat_client) {
+            Some((last, _)) if last == key => *beat_client,
+            _ => clients.get_index_of(key)?,
+        };
+        *beat_client = at;
+        let client = &mut clients[at];
         // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are
         // the client's own key here, so the comparison always holds.
         let p = client.published_mut(&req.service)?;
