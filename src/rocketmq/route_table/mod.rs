@@ -162,7 +162,7 @@ pub struct RouteInfoManager {
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
     /// By channel id: where the last registration on that channel found its group, its name in
-    /// its cluster's set, its live entry and its topic memo. Not state: a lookup tries the hint
+    /// its cluster's set, its live entry, its topic memo and (a slave's) its master's live entry. Not state: a lookup tries the hint
     /// first and checks the key there (see [`KeyedMap::position_hinted`]), so a stale or wrong
     /// hint changes nothing but the cost. A broker registers on the same channel every 30 s,
     /// and its table slots have left the caches by then. Netty would keep such a thing in the
@@ -177,6 +177,7 @@ struct RegisterHints {
     cluster: Hint,
     live: Hint,
     memo: Hint,
+    master: Hint,
 }
 
 #[cfg(test)]
@@ -187,7 +188,7 @@ impl RouteInfoManager {
         self.hints.resize(self.hints.len().max(8), RegisterHints::default());
         let mut draw = || Hint::of_position(rng.gen_range(0..8));
         for h in &mut self.hints {
-            *h = RegisterHints { group: draw(), cluster: draw(), live: draw(), memo: draw() };
+            *h = RegisterHints { group: draw(), cluster: draw(), live: draw(), memo: draw(), master: draw() };
         }
     }
 }
