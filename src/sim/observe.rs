@@ -140,6 +140,13 @@ impl Obs {
         if let Some(progress) = &self.progress {
             progress(now);
         }
+        // Nearly every instant of a run: no expectation decides now and no monitor runs. Asked
+        // first, that answer skips the checker's call and the borrow of the trace for an empty
+        // list of verdicts (about 30 instructions an instant, half a million instants in the
+        // RocketMQ bench's hour).
+        if self.monitor.is_none() && self.checker.borrow().quiet(now) {
+            return;
+        }
         let notes = self.checker.borrow_mut().before_instant(now, &self.world);
         self.record_verdicts(notes);
         if let Some(m) = &self.monitor {

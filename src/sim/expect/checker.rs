@@ -102,6 +102,13 @@ impl Checker {
         }
     }
 
+    /// Whether nothing can be decided at `now`: every undecided expectation waits for a later
+    /// time (see `quiet_until`).
+    #[inline]
+    pub fn quiet(&self, now: SimTime) -> bool {
+        now < self.quiet_until
+    }
+
     /// Verdicts decided now that `now` has come, each with the instant it speaks of (always
     /// before `now`, and at or after the previous instant, so the trace stays in time order).
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<(SimTime, CheckNote)> {
