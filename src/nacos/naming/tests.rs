@@ -275,3 +275,27 @@ fn services_are_told_apart_by_namespace_and_group() {
         assert_eq!(s.counts(&k), (1, 1), "{k}");
     }
 }
+
+#[test]
+fn steady_beats_find_their_own_instance_in_any_order_from_any_client() {
+    // A steady beat tries the last beat's client and the entry after the last beat's instance
+    // first (`beat_known`); whatever those point at, each beat must refresh its own instance.
+    let mut s = server();
+    for name in ["a", "b", "c"] {
+        s.register(SimTime(0), &svc(name), &instance(8080, &[]), RegisterSource::Request);
+    }
+    s.register(SimTime(0), &svc("a"), &instance(8081, &[]), RegisterSource::Request);
+    let beats = [("c", 8080), ("a", 8080), ("a", 8081), ("b", 8080), ("b", 8080), ("a", 8081), ("c", 8080)];
+    for (i, (name, port)) in beats.into_iter().enumerate() {
+        let now = SimTime(1000 + i as u64);
+        assert!(s.beat_steady(now, &light(name, port)).is_some(), "beat {i} is steady");
+        assert_eq!(s.instance(&svc(name), &key(port)).unwrap().last_heart_beat, now, "beat {i}");
+    }
+    let last = |name: &str, port: u16| s.instance(&svc(name), &key(port)).unwrap().last_heart_beat;
+    assert_eq!(
+        [last("a", 8080), last("b", 8080), last("c", 8080), last("a", 8081)],
+        [1001, 1004, 1006, 1005].map(SimTime)
+    );
+    // A service this client does not publish is not steady, wherever the guesses point.
+    assert!(s.beat_steady(SimTime(2000), &light("b", 8081)).is_none());
+}
