@@ -21,7 +21,20 @@ use rustc_hash::FxBuildHasher;
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
+
+/// Where `key` is in `map`, trying position `guess` first: one key compare when the guess
+/// holds, a hash look-up when it does not (or is out of range). The entry at a good guess is
+/// read anyway once found, where a probe reads a hash slot that may have left the caches. For
+/// callers that keep where a key was last found ([`KeyedMap::position_hinted`], the Nacos
+/// server's last beat's client and instance).
+#[inline(always)]
+pub fn index_hinted<K: Hash + Eq, V, S: BuildHasher>(map: &IndexMap<K, V, S>, guess: usize, key: &K) -> Option<usize> {
+    match map.get_index(guess) {
+        Some((k, _)) if k == key => Some(guess),
+        _ => map.get_index_of(key),
+    }
+}
 
 /// A position a key had in a [`KeyedMap`] or a [`KeyedSet`], kept by a caller that looks the
 /// same key up again and again (see [`KeyedMap::position_hinted`]). The default knows nothing.
@@ -103,10 +116,7 @@ impl<K: Hash + Eq + Ord, V> KeyedMap<K, V> {
     /// found, and its key says whether the hint still holds (a removal moves the last entry
     /// into the hole); one that does not costs one key compare more, and is renewed.
     pub fn position_hinted(&self, key: &K, hint: &mut Hint) -> Option<usize> {
-        if self.map.get_index(hint.at()).is_some_and(|(k, _)| k == key) {
-            return Some(hint.at());
-        }
-        let found = self.map.get_index_of(key)?;
+        let found = index_hinted(&self.map, hint.at(), key)?;
         *hint = Hint::of(found);
         Some(found)
     }

@@ -211,10 +211,7 @@ impl IpPortClient {
     /// bench's instructions). Either way the same entry.
     #[inline(always)]
     pub(crate) fn published_mut(&mut self, service: &ServiceKey) -> Option<&mut Published> {
-        let at = match self.publishers.get_index(self.beat_cursor) {
-            Some((key, _)) if key == service => self.beat_cursor,
-            _ => self.publishers.get_index_of(service)?,
-        };
+        let at = crate::sim::keyed::index_hinted(&self.publishers, self.beat_cursor, service)?;
         self.beat_cursor = at + 1;
         self.publishers.get_index_mut(at).map(|(_, p)| p)
     }

@@ -202,10 +202,7 @@ impl NamingServer {
             return None;
         }
         let NamingServer { clients, beat_client, schedule, config, .. } = self;
-        let at = match clients.get_index(*beat_client) {
-            Some((last, _)) if last == key => *beat_client,
-            _ => clients.get_index_of(key)?,
-        };
+        let at = crate::sim::keyed::index_hinted(clients, *beat_client, key)?;
         *beat_client = at;
         let client = &mut clients[at];
         // ClientBeatProcessorV2 also compares the instance's ip and port with the beat's: they are

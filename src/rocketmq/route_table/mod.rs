@@ -162,9 +162,9 @@ pub struct RouteInfoManager {
     /// Test-only: the planted bug, if any ([`Self::plant`]); `None` in every real run.
     planted: Option<Mutation>,
     /// By channel id: where the last registration on that channel found its group, its name in
-    /// its cluster's set, its live entry, its topic memo and (a slave's) its master's live entry. Not state: a lookup tries the hint
-    /// first and checks the key there (see [`KeyedMap::position_hinted`]), so a stale or wrong
-    /// hint changes nothing but the cost. A broker registers on the same channel every 30 s,
+    /// its cluster's set, its live entry, its topic memo and (a slave's) its master's live
+    /// entry. Not state: a lookup tries the hint first and checks the key there (see
+    /// [`KeyedMap::position_hinted`]), so a stale or wrong hint changes nothing but the cost. A broker registers on the same channel every 30 s,
     /// and its table slots have left the caches by then. Netty would keep such a thing in the
     /// channel's attributes; ids come from a counter, so a vector indexed by id serves here.
     hints: Vec<RegisterHints>,

@@ -112,7 +112,7 @@ impl Checker {
     /// Verdicts decided now that `now` has come, each with the instant it speaks of (always
     /// before `now`, and at or after the previous instant, so the trace stays in time order).
     pub fn before_instant(&mut self, now: SimTime, world: &World) -> Vec<(SimTime, CheckNote)> {
-        if now < self.quiet_until {
+        if self.quiet(now) {
             return Vec::new();
         }
         let mut notes = Vec::new();
