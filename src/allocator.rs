@@ -1,6 +1,6 @@
 //! The allocator the `routesim` binary and the benches run on: mimalloc, called the cheap way.
 //!
-//! A simulation allocates and frees millions of small things (actix envelopes and mailbox nodes,
+//! A simulation allocates and frees millions of small things (messages waiting in inboxes,
 //! packet batches, timer closures); mimalloc does that several times faster than the system
 //! allocator. The `mimalloc` crate's own `GlobalAlloc` hands every request to
 //! `mi_malloc_aligned`, which checks the alignment and the block it finds before it returns: 44

@@ -6,6 +6,7 @@
 //! wait for the next one. A full queue drops the request — traced, where Java only logs it.
 
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::namesrv::{ApplyBatch, RouteTable};
 use crate::rocketmq::batch::UnregisterQueue;
 use crate::rocketmq::notes::RmqNote;
@@ -19,18 +20,20 @@ pub struct Batcher {
     delay: SimDuration,
     /// True from the `take()` until the batch has been applied.
     busy: bool,
-    table: Addr<RouteTable>,
+    table: Local<RouteTable>,
+    /// Its own address: where its timer's message goes.
+    me: Local<Batcher>,
 }
 
 impl Batcher {
-    pub fn new(env: Env, capacity: usize, delay: SimDuration, table: Addr<RouteTable>) -> Self {
-        Batcher { env, queue: UnregisterQueue::new(capacity), delay, busy: false, table }
+    pub fn new(env: Env, capacity: usize, delay: SimDuration, table: Local<RouteTable>, me: Local<Batcher>) -> Self {
+        Batcher { env, queue: UnregisterQueue::new(capacity), delay, busy: false, table, me }
     }
 
-    fn wake(&mut self, ctx: &mut Context<Self>) {
+    fn wake(&mut self) {
         if !self.busy && !self.queue.is_empty() {
             self.busy = true;
-            self.env.after(self.delay, ctx.address(), Process);
+            self.env.after(self.delay, self.me.clone(), Process);
         }
     }
 }
@@ -46,12 +49,12 @@ pub struct Submit(pub UnregisterRequest);
 
 impl Handler<Submit> for Batcher {
     type Result = ();
-    fn handle(&mut self, Submit(request): Submit, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Submit(request): Submit, _: &mut Context<Self>) {
         let broker = request.to_string();
         if !self.queue.offer(request) {
             self.env.record(RmqNote::QueueFull { broker, capacity: self.queue.capacity() });
         }
-        self.wake(ctx);
+        self.wake();
     }
 }
 
@@ -68,9 +71,9 @@ impl Handler<Process> for Batcher {
         self.table
             .send(ApplyBatch(batch))
             .into_actor(self)
-            .map(|_, act, ctx| {
+            .map(|_, act, _| {
                 act.busy = false;
-                act.wake(ctx);
+                act.wake();
             })
             .spawn(ctx);
     }

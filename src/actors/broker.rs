@@ -12,7 +12,8 @@
 //!   `BrokerControllerScheduledThread`, so while a registration waits, the poll waits too, and
 //!   afterwards the fixed-rate task catches up one run at a time.
 
-use crate::actors::env::{Env, Me, Stop};
+use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::remoting::{Done, Remoting, RequestTimeouts, Servers};
 use crate::rocketmq::broker::{self, BrokerCore};
 use crate::rocketmq::notes::{RegisterReason, RmqNote};
@@ -87,8 +88,8 @@ pub struct Broker {
     /// Set once `shutdown()` begins: `doRegisterBrokerAll` refuses to register after that. The
     /// index of the name server being asked to unregister us.
     shutdown: Option<usize>,
-    /// The address its periodic tasks' timers go to.
-    me: Me<Broker>,
+    /// Its own address: where its timers' messages go.
+    me: Local<Broker>,
 }
 
 impl Broker {
@@ -99,8 +100,9 @@ impl Broker {
         namesrvs: Servers,
         start_index: usize,
         disk: Rc<Cell<Option<DataVersion>>>,
+        me: Local<Broker>,
     ) -> Self {
-        let remoting = Remoting::new(env.clone(), namesrvs, start_index);
+        let remoting = Remoting::new(env.clone(), namesrvs, start_index, me.clone());
         Broker {
             env,
             core,
@@ -110,7 +112,7 @@ impl Broker {
             registering: None,
             waiting: VecDeque::new(),
             shutdown: None,
-            me: Me::new(),
+            me,
         }
     }
 
@@ -154,7 +156,7 @@ impl Broker {
         // One task per name server on `brokerOuterExecutor`, all at once. The last takes the
         // request itself: each clone and drop of the `Arc` is an atomic count.
         for (i, request) in std::iter::repeat_n(Arc::new(request), names).enumerate() {
-            self.remoting.invoke_sync(i, RmqMsg::RegisterBroker(request), timeout, Call::Register, ctx);
+            self.remoting.invoke_sync(i, RmqMsg::RegisterBroker(request), timeout, Call::Register);
         }
     }
 
@@ -171,7 +173,7 @@ impl Broker {
     /// A registration finished: release the lock (and the scheduled thread, if it ran there).
     fn registered(&mut self, job: Job, ctx: &mut Context<Self>) {
         if job.reason == RegisterReason::Startup {
-            self.schedule_tasks(ctx);
+            self.schedule_tasks();
         }
         if let Some(scheduled) = job.scheduled {
             self.task_done(Task::Register, scheduled, ctx);
@@ -182,17 +184,17 @@ impl Broker {
     }
 
     /// `start()` schedules its fixed-rate tasks once the start-up registration returned.
-    fn schedule_tasks(&mut self, ctx: &mut Context<Self>) {
+    fn schedule_tasks(&mut self) {
         let now = self.env.now();
         let first = now + broker::FIRST_PERIODIC_DELAY;
-        self.env.after(broker::FIRST_PERIODIC_DELAY, ctx.address(), Tick(Task::Register, first));
+        self.env.after(broker::FIRST_PERIODIC_DELAY, self.me.clone(), Tick(Task::Register, first));
         if self.core.config.enable_acting_master {
             let period = self.core.config.heartbeat_interval;
-            self.env.after(period, ctx.address(), HeartbeatTick(now + period));
+            self.env.after(period, self.me.clone(), HeartbeatTick(now + period));
         }
         if self.core.config.refresh_metadata {
             let first = now + broker::REFRESH_DELAY;
-            self.env.after(broker::REFRESH_DELAY, ctx.address(), Tick(Task::Refresh, first));
+            self.env.after(broker::REFRESH_DELAY, self.me.clone(), Tick(Task::Refresh, first));
         }
     }
 
@@ -216,7 +218,7 @@ impl Broker {
                     // `refreshMetadata` → `getBrokerClusterInfo`: invokeSync(null, ..., 3000).
                     let ns = self.remoting.choose();
                     let call = Call::Refresh { scheduled };
-                    self.remoting.invoke_sync(ns, RmqMsg::GetClusterInfo, broker::REFRESH_TIMEOUT, call, ctx);
+                    self.remoting.invoke_sync(ns, RmqMsg::GetClusterInfo, broker::REFRESH_TIMEOUT, call);
                 }
                 Task::Refresh => self.task_done(task, scheduled, ctx),
             }
@@ -231,7 +233,7 @@ impl Broker {
         if next <= self.env.now() {
             self.sched.due(next, task.seq(), task);
         } else {
-            self.env.after(next.since(self.env.now()), self.me.get(ctx), Tick(task, next));
+            self.env.after(next.since(self.env.now()), self.me.clone(), Tick(task, next));
         }
         self.pump(ctx);
     }
@@ -334,13 +336,13 @@ pub struct HeartbeatTick(pub SimTime);
 
 impl Handler<HeartbeatTick> for Broker {
     type Result = ();
-    fn handle(&mut self, HeartbeatTick(scheduled): HeartbeatTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, HeartbeatTick(scheduled): HeartbeatTick, _: &mut Context<Self>) {
         if self.shutdown.is_some() {
             return;
         }
         self.heartbeat();
         let (next, delay) = self.env.fixed_rate_delay(scheduled, self.core.config.heartbeat_interval);
-        self.env.after(delay, self.me.get(ctx), HeartbeatTick(next));
+        self.env.after(delay, self.me.clone(), HeartbeatTick(next));
     }
 }
 
@@ -366,7 +368,7 @@ impl Handler<Packet> for Broker {
 impl Handler<RequestTimeouts> for Broker {
     type Result = ();
     fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
-        for done in self.remoting.on_timeouts(ctx) {
+        for done in self.remoting.on_timeouts() {
             self.done(done, ctx);
         }
     }

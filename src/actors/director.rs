@@ -7,6 +7,7 @@
 
 use crate::actors::broker::{Broker, ChangeTopics, RegisterWithVersion, SetBrokerId, SetPermission, Shutdown};
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::{Endpoint, Local};
 use crate::actors::namesrv::{Admin, RouteTable};
 use crate::actors::network::{Net, Stop as ProcStop};
 use crate::actors::producer::Producers;
@@ -30,13 +31,13 @@ mod rocketmq;
 
 /// What is running for each process, to stop it or send it operator commands.
 enum Running {
-    Namesrv(Addr<RouteTable>),
-    Broker(Addr<Broker>),
-    Client(Addr<RouteClient>, Option<Addr<Producers>>),
-    NacosServer(Addr<crate::actors::nacos_server::NacosServer>, Addr<crate::actors::nacos_health::HealthChecker>),
-    NacosApp(Addr<crate::actors::nacos_app::NacosApp>),
-    GrpcApp(Addr<crate::actors::nacos_grpc_client::GrpcApp>),
-    NacosSubscriber(Addr<crate::actors::nacos_subscriber::NacosSubscriber>),
+    Namesrv(Local<RouteTable>),
+    Broker(Local<Broker>),
+    Client(Local<RouteClient>, Option<Local<Producers>>),
+    NacosServer(Local<crate::actors::nacos_server::NacosServer>, Local<crate::actors::nacos_health::HealthChecker>),
+    NacosApp(Local<crate::actors::nacos_app::NacosApp>),
+    GrpcApp(Local<crate::actors::nacos_grpc_client::GrpcApp>),
+    NacosSubscriber(Local<crate::actors::nacos_subscriber::NacosSubscriber>),
 }
 
 /// A RocketMQ process's spec: its kind and its position in the scenario's list.
@@ -71,12 +72,14 @@ pub struct Director {
     console: BTreeMap<String, nacos::Console>,
     /// One shared [`Servers`] per distinct name-server list (see there).
     server_lists: BTreeMap<Vec<String>, Servers>,
+    /// Its own address: where the timeline's timers go.
+    me: Local<Director>,
 }
 
 impl Director {
     /// Registers every process with the network (ids in scenario order) and the director's own
-    /// timer-only process.
-    pub fn new(net: Net, obs: Obs, mut scenario: Scenario, mutation: Option<Mutation>) -> Self {
+    /// timer-only process. `me` is the address the director is started with.
+    pub fn new(net: Net, obs: Obs, mut scenario: Scenario, mutation: Option<Mutation>, me: Local<Director>) -> Self {
         scenario.nacos.share_strings();
         let node = net.add_node("director");
         let epoch = net.start_process(node, None);
@@ -103,11 +106,12 @@ impl Director {
             disks: BTreeMap::new(),
             console: BTreeMap::new(),
             server_lists: BTreeMap::new(),
+            me,
         }
     }
 
     /// Starts the process `name` in the network and returns the environment of its actors.
-    fn start_process(&self, name: &str, endpoint: Option<Recipient<crate::actors::network::Packets>>) -> Env {
+    fn start_process(&self, name: &str, endpoint: Option<Rc<dyn Endpoint>>) -> Env {
         let node = self.nodes[name];
         let epoch = self.env.net.start_process(node, endpoint);
         Env { node, epoch, label: Name::new(name), ..self.env.clone() }
@@ -164,7 +168,7 @@ impl Director {
         }
     }
 
-    fn broker(&self, name: &str) -> Option<&Addr<Broker>> {
+    fn broker(&self, name: &str) -> Option<&Local<Broker>> {
         match self.running.get(name) {
             Some(Running::Broker(a)) => Some(a),
             _ => None,
@@ -301,7 +305,7 @@ impl Director {
 impl Actor for Director {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         let starts: Vec<(String, SimTime)> = self
             .scenario
             .namesrvs
@@ -312,11 +316,11 @@ impl Actor for Director {
             .chain(self.scenario.nacos.starts())
             .collect();
         for (name, at) in starts {
-            self.env.after(at.since(SimTime::ZERO), ctx.address(), StartProcess(name));
+            self.env.after(at.since(SimTime::ZERO), self.me.clone(), StartProcess(name));
         }
         for i in 0..self.scenario.timeline.len() {
             let at = self.scenario.timeline[i].at;
-            self.env.after(at.since(SimTime::ZERO), ctx.address(), ApplyEvent(i));
+            self.env.after(at.since(SimTime::ZERO), self.me.clone(), ApplyEvent(i));
         }
     }
 }

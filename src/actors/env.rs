@@ -3,6 +3,7 @@
 //! Not an actor itself — the few lines every actor would otherwise repeat: reading virtual time,
 //! recording a trace event, sending a packet, and setting a timer that comes back as a message.
 
+use crate::actors::inbox::Local;
 use crate::actors::network::{Net, Sent, TimerId};
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::digest::BeatFields;
@@ -102,14 +103,13 @@ impl Env {
     }
 
     /// Delivers `msg` to `to` after `delay` of virtual time (the agenda's timer, not tokio's).
-    /// `to` is an actor's address: `ctx.address()`, or for a timer set every period, the
-    /// actor's [`Me`].
-    pub fn after<M, T>(&self, delay: SimDuration, to: T, msg: M) -> TimerId
+    /// `to` is an actor's address, nearly always its own.
+    pub fn after<A, M>(&self, delay: SimDuration, to: Local<A>, msg: M) -> TimerId
     where
-        T: Mailbox<M>,
-        M: Message<Result = ()> + Send + 'static,
+        A: Actor<Context = Context<A>> + Handler<M, Result = ()>,
+        M: Message<Result = ()> + 'static,
     {
-        self.net.after(self.node, delay, move || to.deliver(msg))
+        self.net.after(self.node, delay, move || to.do_send(msg))
     }
 
     /// When a fixed-rate task scheduled for `scheduled` runs next: `scheduled + period`, or now
@@ -118,53 +118,6 @@ impl Env {
     pub fn fixed_rate_delay(&self, scheduled: SimTime, period: SimDuration) -> (SimTime, SimDuration) {
         let next = scheduled + period;
         (next, next.since(self.now()))
-    }
-}
-
-/// Where a timer's message goes: an actor's address.
-pub trait Mailbox<M>: 'static {
-    fn deliver(self, msg: M);
-}
-
-impl<A, M> Mailbox<M> for Addr<A>
-where
-    A: Actor<Context = Context<A>> + Handler<M>,
-    M: Message<Result = ()> + Send + 'static,
-{
-    fn deliver(self, msg: M) {
-        self.do_send(msg);
-    }
-}
-
-/// An actor's own address, made once and shared by its timers. Each `ctx.address()` builds a
-/// new sender (two allocations and an atomic update, and as much again to drop it); a broker
-/// sets a timer for every run of its periodic tasks, so it keeps one address for all of them.
-pub struct Me<A: Actor>(Option<Rc<Addr<A>>>);
-
-impl<A: Actor<Context = Context<A>>> Me<A> {
-    pub fn new() -> Self {
-        Me(None)
-    }
-
-    /// The shared address, made from `ctx` the first time.
-    pub fn get(&mut self, ctx: &Context<A>) -> Rc<Addr<A>> {
-        self.0.get_or_insert_with(|| Rc::new(ctx.address())).clone()
-    }
-}
-
-impl<A: Actor<Context = Context<A>>> Default for Me<A> {
-    fn default() -> Self {
-        Me::new()
-    }
-}
-
-impl<A, M> Mailbox<M> for Rc<Addr<A>>
-where
-    A: Actor<Context = Context<A>> + Handler<M>,
-    M: Message<Result = ()> + Send + 'static,
-{
-    fn deliver(self, msg: M) {
-        self.do_send(msg);
     }
 }
 

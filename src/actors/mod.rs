@@ -32,6 +32,7 @@ pub mod batcher;
 pub mod broker;
 pub mod director;
 pub mod env;
+pub mod inbox;
 pub mod nacos_app;
 pub mod nacos_distro;
 pub mod nacos_filter;
@@ -59,4 +60,10 @@ crate::packet_endpoint!(
     nacos_app::NacosApp,
     nacos_grpc_client::GrpcApp,
     nacos_subscriber::NacosSubscriber,
+);
+
+crate::local_actor!(
+    endpoints: broker::Broker, namesrv::RouteTable, route_client::RouteClient, producer::Producers,
+        nacos_server::NacosServer, nacos_app::NacosApp, nacos_grpc_client::GrpcApp, nacos_subscriber::NacosSubscriber;
+    parts: director::Director, scanner::Scanner, batcher::Batcher, nacos_health::HealthChecker,
 );

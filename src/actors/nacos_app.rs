@@ -13,7 +13,8 @@
 //! timeout and 20404 re-registration included. A beat stuck on a black-holed server therefore
 //! keeps the other instances' beats waiting once every thread is stuck.
 
-use crate::actors::env::{Env, Me, Stop};
+use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
 use crate::nacos::beat::{BeatInfo, BeatReactor, TaskId};
 use crate::nacos::notes::{NacosNote, RegisterReason};
@@ -91,8 +92,8 @@ pub struct NacosApp {
     /// The executor's threads, and how many a `BeatTask` holds now.
     threads: usize,
     busy: usize,
-    /// Our address, made once: the wake-up timer is set again at nearly every beat instant.
-    me: Me<NacosApp>,
+    /// Our address: the wake-up timer is set again at nearly every beat instant.
+    me: Local<NacosApp>,
 }
 
 impl NacosApp {
@@ -104,10 +105,11 @@ impl NacosApp {
         read_timeout: SimDuration,
         threads: usize,
         instances: Vec<AppInstance>,
+        me: Local<NacosApp>,
     ) -> Self {
         let registered = vec![false; instances.len()];
         let requests = vec![None; instances.len()];
-        let http = HttpClient::new(env.clone(), servers, read_timeout);
+        let http = HttpClient::new(env.clone(), servers, read_timeout, me.clone());
         let mut reactor = BeatReactor::new();
         if let Some(m) = env.mutation {
             reactor.plant(m);
@@ -124,7 +126,7 @@ impl NacosApp {
             requests,
             threads: threads.max(1),
             busy: 0,
-            me: Me::new(),
+            me,
         }
     }
 
@@ -137,34 +139,34 @@ impl NacosApp {
     ) {
         let service = self.instances[idx].service.clone();
         let msg = NacosMsg::Register(Arc::new(RegisterReq { service, instance }));
-        if let Some(o) = self.http.call(Purpose::Register { idx: idx as u32, then }, msg, ctx) {
+        if let Some(o) = self.http.call(Purpose::Register { idx: idx as u32, then }, msg) {
             self.outcome(&o, ctx);
         }
     }
 
     /// Inlined: once a beat, and as a call its register saves and restores were a third of it.
     #[inline(always)]
-    fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration, ctx: &mut Context<Self>) {
+    fn schedule_beat(&mut self, idx: usize, task: TaskId, delay: SimDuration) {
         self.due.file(self.env.now() + delay, (idx, task));
-        self.arm(ctx);
+        self.arm();
     }
 
     /// Keeps one timer set for the earliest scheduled run, while a thread is free to run it (a
     /// thread that frees up looks for due runs itself). Asked twice a beat, and nearly always
     /// answered "the timer set will do": inlined, that answer saved 1.5% of the Nacos bench.
     #[inline]
-    fn arm(&mut self, ctx: &mut Context<Self>) {
+    fn arm(&mut self) {
         let Some(at) = self.due.first() else { return };
         if self.busy >= self.threads || self.armed.is_some_and(|armed| armed <= at) {
             return;
         }
-        self.arm_at(at, ctx);
+        self.arm_at(at);
     }
 
     #[inline(never)]
-    fn arm_at(&mut self, at: SimTime, ctx: &mut Context<Self>) {
+    fn arm_at(&mut self, at: SimTime) {
         self.armed = Some(at);
-        self.env.after(at.since(self.env.now()), self.me.get(ctx), Wake(at));
+        self.env.after(at.since(self.env.now()), self.me.clone(), Wake(at));
     }
 
     /// Runs the due `BeatTask`s, as many as there are free threads, earliest first.
@@ -174,7 +176,7 @@ impl NacosApp {
             let Some((idx, task)) = self.due.pop_due(now) else { break };
             self.beat(idx, task, ctx);
         }
-        self.arm(ctx);
+        self.arm();
     }
 
     /// A `BeatTask` run ended (its beat, and any re-registration it made, returned).
@@ -205,7 +207,7 @@ impl NacosApp {
         };
         let req = if beat.light { requests.light.clone() } else { requests.full.clone() };
         let purpose = Purpose::Beat { idx, task, light: beat.light, instance: requests.instance };
-        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req), ctx) {
+        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req)) {
             self.outcome(&o, ctx);
         }
     }
@@ -226,7 +228,7 @@ impl NacosApp {
                     self.register(idx, self.reactor.instance(task), then, ctx);
                 } else {
                     if let Some(d) = after.next {
-                        self.schedule_beat(idx, task, d, ctx);
+                        self.schedule_beat(idx, task, d);
                     }
                     self.release(ctx);
                 }
@@ -246,7 +248,7 @@ impl NacosApp {
                 let next_beat = self.reactor.on_failure(task);
                 self.env.record(NacosNote::CallFailed { instance, api, failure: failure.clone(), next_beat });
                 if let Some(d) = next_beat {
-                    self.schedule_beat(idx, task, d, ctx);
+                    self.schedule_beat(idx, task, d);
                 }
                 self.release(ctx);
             }
@@ -277,7 +279,7 @@ impl NacosApp {
     ) {
         let Some(then) = then else { return };
         if let Some((task, d)) = then {
-            self.schedule_beat(idx, task, d, ctx);
+            self.schedule_beat(idx, task, d);
         }
         self.release(ctx);
     }
@@ -304,9 +306,9 @@ impl NacosApp {
 impl Actor for NacosApp {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         for (idx, i) in self.instances.iter().enumerate() {
-            self.env.after(i.offset, ctx.address(), RegisterNow(idx));
+            self.env.after(i.offset, self.me.clone(), RegisterNow(idx));
         }
     }
 }
@@ -326,7 +328,7 @@ impl Handler<RegisterNow> for NacosApp {
         let i = &self.instances[idx];
         let info = Arc::new(BeatInfo::new(i.service.clone(), &i.instance, i.period));
         let (task, first) = self.reactor.add_beat_info(info);
-        self.schedule_beat(idx, task, first, ctx);
+        self.schedule_beat(idx, task, first);
         self.record_registering(idx, RegisterReason::Startup, Some(first));
         let instance = self.instances[idx].instance.clone();
         self.register(idx, instance, None, ctx);
@@ -355,7 +357,7 @@ impl Handler<Packet> for NacosApp {
     /// answer cost 16 instructions more on the Nacos bench.
     #[inline(always)]
     fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
-        self.http.on_packet(&p, ctx).each(|o| self.outcome(o, ctx));
+        self.http.on_packet(&p).each(|o| self.outcome(o, ctx));
         p.discard();
     }
 }
@@ -363,7 +365,7 @@ impl Handler<Packet> for NacosApp {
 impl Handler<ReadTimeouts> for NacosApp {
     type Result = ();
     fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        self.http.on_read_timeouts(ctx).each(|o| self.outcome(o, ctx));
+        self.http.on_read_timeouts().each(|o| self.outcome(o, ctx));
     }
 }
 

@@ -43,7 +43,9 @@
 //! When the view moves, responsibility is re-read (`refresh_mapper`) and the beat checks follow.
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::nacos_member::REPORT_POOL;
+use crate::actors::nacos_server::NacosServer;
 use crate::actors::network::TimerId;
 use crate::nacos::cluster::sync::{
     LOAD_RETRY_DELAY, LOAD_TIMEOUT, SYNC_DELAY, SYNC_RETRY_DELAY, SYNC_TIMEOUT, VERIFY_TIMEOUT,
@@ -74,6 +76,8 @@ struct Sent {
 
 pub struct Distro {
     env: Env,
+    /// The server's address: where this part's timers go.
+    me: Local<NacosServer>,
     view: Rc<RefCell<MemberView>>,
     core: Rc<RefCell<NamingServer>>,
     nodes: BTreeMap<Arc<str>, NodeId>,
@@ -96,11 +100,13 @@ impl Distro {
         view: Rc<RefCell<MemberView>>,
         core: Rc<RefCell<NamingServer>>,
         nodes: BTreeMap<Arc<str>, NodeId>,
+        me: Local<NacosServer>,
     ) -> Self {
         core.borrow_mut().enable_distro();
         let tasks = DistroTasks::new(env.now());
         let mut distro = Distro {
             env,
+            me,
             view,
             core,
             nodes,

@@ -13,6 +13,7 @@
 //! connects anew.
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::nacos_server::NacosServer;
 use crate::nacos::cluster::filter::{failure_answer, route, tag_of, Route, PROXY_CONNECT_TIMEOUT, PROXY_READ_TIMEOUT};
 use crate::nacos::cluster::{DistroMapper, MemberView};
@@ -46,6 +47,8 @@ struct Proxy {
 
 pub struct DistroFilter {
     env: Env,
+    /// The server's address: where this part's timers go.
+    me: Local<NacosServer>,
     view: Rc<RefCell<MemberView>>,
     nodes: BTreeMap<Arc<str>, NodeId>,
     /// `DistroMapper#onEvent`: rebuilt when the view's revision moves.
@@ -55,8 +58,13 @@ pub struct DistroFilter {
 
 impl DistroFilter {
     /// `env` is the server's `filter` part; `nodes` are the other members' processes.
-    pub fn new(env: Env, view: Rc<RefCell<MemberView>>, nodes: BTreeMap<Arc<str>, NodeId>) -> Self {
-        DistroFilter { env, view, nodes, mapper: None, inflight: BTreeMap::new() }
+    pub fn new(
+        env: Env,
+        view: Rc<RefCell<MemberView>>,
+        nodes: BTreeMap<Arc<str>, NodeId>,
+        me: Local<NacosServer>,
+    ) -> Self {
+        DistroFilter { env, me, view, nodes, mapper: None, inflight: BTreeMap::new() }
     }
 
     /// `DistroFilter#doFilter`'s decision for `tag`, from this member's current view.
@@ -169,7 +177,7 @@ impl NacosServer {
                 let Some(tag) = tag_of(msg) else { return false };
                 let Route::Forward(target) = f.route(&tag, None) else { return false };
                 if let Some((id, wait)) = f.proxy(p, msg, tag, target) {
-                    f.env.after(wait, ctx.address(), ProxyTimeout(id));
+                    f.env.after(wait, f.me.clone(), ProxyTimeout(id));
                 }
                 true
             }
@@ -185,14 +193,14 @@ struct ProxyTimeout(MsgId);
 
 impl Handler<ProxyTimeout> for NacosServer {
     type Result = ();
-    fn handle(&mut self, ProxyTimeout(id): ProxyTimeout, ctx: &mut Context<Self>) {
+    fn handle(&mut self, ProxyTimeout(id): ProxyTimeout, _: &mut Context<Self>) {
         let Some(f) = self.filter() else { return };
         let Some(channel) = f.inflight.get(&id).map(|x| x.channel) else { return };
         let now = f.env.now();
         match channel.map(|c| (c, f.env.net.connected_at(c))) {
             // Connected meanwhile: the read timeout runs from then.
             Some((_, Some(up))) if up + PROXY_READ_TIMEOUT > now => {
-                f.env.after((up + PROXY_READ_TIMEOUT).since(now), ctx.address(), ProxyTimeout(id));
+                f.env.after((up + PROXY_READ_TIMEOUT).since(now), f.me.clone(), ProxyTimeout(id));
             }
             // Apache's client discards a connection whose response timed out (it cannot be read
             // past): the next proxied call opens a fresh one.

@@ -27,6 +27,7 @@
 //! server-initiated `ConnectResetRequest`, and subscriptions over the stream.
 
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_app::AppInstance;
 use crate::actors::network::TimerId;
 use crate::nacos::grpc::client::{keep_alive_due, ConnView, HealthCheck, Next, Reconnect, ServerList};
@@ -104,6 +105,8 @@ pub struct GrpcApp {
     reconnect: Reconnect,
     health: Option<HealthCheck>,
     inflight: BTreeMap<MsgId, (Req, TimerId)>,
+    /// Its own address: where its timers' messages go.
+    me: Local<GrpcApp>,
 }
 
 impl GrpcApp {
@@ -113,6 +116,7 @@ impl GrpcApp {
         servers: Vec<(Name, NodeId)>,
         instances: Vec<AppInstance>,
         view: Rc<RefCell<ConnView>>,
+        me: Local<GrpcApp>,
     ) -> Self {
         // `NamingServerListManager`: `currentIndex.set(new Random().nextInt(size))`; with one
         // server there is nothing to draw.
@@ -134,6 +138,7 @@ impl GrpcApp {
             reconnect: Reconnect::default(),
             health: None,
             inflight: BTreeMap::new(),
+            me,
             env,
         }
     }
@@ -157,12 +162,12 @@ impl GrpcApp {
             self.failed(req, Failure::Closed, ctx);
             return;
         }
-        let timer = self.env.after(timeout, ctx.address(), Deadline(id));
+        let timer = self.env.after(timeout, self.me.clone(), Deadline(id));
         self.inflight.insert(id, (req, timer));
     }
 
     /// `connectToServer(nextRpcServer())`.
-    fn connect(&mut self, startup: bool, ctx: &Context<Self>) {
+    fn connect(&mut self, startup: bool) {
         let server = self.list.next_server();
         let node = self.servers[server].1;
         let sent = self.env.net.send_via_fresh(
@@ -174,7 +179,7 @@ impl GrpcApp {
             return;
         }
         // A connect that fails outright comes back as a `SendFailed` notice for this id.
-        let timer = self.env.after(SERVER_CHECK_TIMEOUT, ctx.address(), Deadline(sent.id));
+        let timer = self.env.after(SERVER_CHECK_TIMEOUT, self.me.clone(), Deadline(sent.id));
         self.inflight.insert(sent.id, (Req::Setup { server, channel: sent.channel, startup }, timer));
     }
 
@@ -185,7 +190,7 @@ impl GrpcApp {
         channel: Option<ChannelId>,
         startup: bool,
         failure: Failure,
-        ctx: &Context<Self>,
+        _: &Context<Self>,
     ) {
         if let Some(ch) = channel {
             // `shuntDownChannel`: the half-made connection is dropped.
@@ -197,7 +202,7 @@ impl GrpcApp {
                 Some(left) if left > 0 => {
                     self.startup_left = Some(left - 1);
                     self.env.record(NacosNote::GrpcConnectFailed { server, failure, retry_in: None });
-                    self.connect(true, ctx);
+                    self.connect(true);
                 }
                 _ => {
                     // `RpcClient#start` gave up: `switchServerAsync` → the reconnect loop.
@@ -205,14 +210,14 @@ impl GrpcApp {
                     let sleep = self.reconnect.failed(self.servers.len());
                     self.env.record(NacosNote::GrpcConnectFailed { server, failure, retry_in: Some(sleep) });
                     self.thread = Thread::Reconnecting;
-                    self.env.after(sleep, ctx.address(), ReconnectTry);
+                    self.env.after(sleep, self.me.clone(), ReconnectTry);
                 }
             }
             return;
         }
         let sleep = self.reconnect.failed(self.servers.len());
         self.env.record(NacosNote::GrpcConnectFailed { server, failure, retry_in: Some(sleep) });
-        self.env.after(sleep, ctx.address(), ReconnectTry);
+        self.env.after(sleep, self.me.clone(), ReconnectTry);
     }
 
     /// A connection is up: the start-up one, or a switch (the old one is abandoned and closed).
@@ -234,7 +239,7 @@ impl GrpcApp {
         let first = previous.is_none();
         self.env.record(NacosNote::GrpcConnected { server: name, conn, previous: previous.map(|p| p.conn) });
         if self.thread == Thread::Reconnecting {
-            self.poll_again(ctx);
+            self.poll_again();
         }
         if first {
             // `RpcClient#start` returned: the `registerInstance` calls that waited behind the
@@ -246,48 +251,48 @@ impl GrpcApp {
     }
 
     /// The event thread goes back to `poll(keepAlive)`.
-    fn poll_again(&mut self, ctx: &Context<Self>) {
+    fn poll_again(&mut self) {
         self.thread = Thread::Polling;
-        self.env.after(CONNECTION_KEEP_ALIVE, ctx.address(), Poll);
+        self.env.after(CONNECTION_KEEP_ALIVE, self.me.clone(), Poll);
     }
 
     /// `rpcClientStatus` RUNNING → UNHEALTHY and `switchServerAsync`: the thread reconnects
     /// (at once when it is polling; after its health check otherwise, which this failure ends).
-    fn go_unhealthy(&mut self, ctx: &Context<Self>) {
+    fn go_unhealthy(&mut self) {
         if !self.running {
             return;
         }
         self.running = false;
         self.view.borrow_mut().set(None);
         if self.thread == Thread::Polling {
-            self.start_reconnect(ctx);
+            self.start_reconnect();
         }
     }
 
-    fn start_reconnect(&mut self, ctx: &Context<Self>) {
+    fn start_reconnect(&mut self) {
         self.thread = Thread::Reconnecting;
         self.health = None;
-        self.connect(false, ctx);
+        self.connect(false);
     }
 
     /// One health-check try on the current connection, after `sleep`.
     fn health_try(&mut self, next: Next, ctx: &Context<Self>) {
         match next {
             Next::Try(sleep) if sleep.millis() > 0 => {
-                self.env.after(sleep, ctx.address(), HealthTry);
+                self.env.after(sleep, self.me.clone(), HealthTry);
             }
             Next::Try(_) => self.send_health(ctx),
-            Next::Failed => self.health_failed(Failure::ReadTimeout, ctx),
+            Next::Failed => self.health_failed(Failure::ReadTimeout),
         }
     }
 
     fn send_health(&mut self, ctx: &Context<Self>) {
-        let Some(c) = self.current.clone() else { return self.health_failed(Failure::Closed, ctx) };
+        let Some(c) = self.current.clone() else { return self.health_failed(Failure::Closed) };
         self.request(c.channel, GrpcMsg::HealthCheck, Req::Health { channel: c.channel }, HEALTH_CHECK_TIMEOUT, ctx);
     }
 
     /// `healthCheck()` returned false: UNHEALTHY and reconnect.
-    fn health_failed(&mut self, why: Failure, ctx: &Context<Self>) {
+    fn health_failed(&mut self, why: Failure) {
         self.health = None;
         if let Some(c) = &self.current {
             let tries = HEALTH_CHECK_RETRY_TIMES + 1;
@@ -295,7 +300,7 @@ impl GrpcApp {
         }
         self.running = false;
         self.view.borrow_mut().set(None);
-        self.start_reconnect(ctx);
+        self.start_reconnect();
     }
 
     /// A request ended without an answer (its deadline, a closed channel, a failed connect).
@@ -305,7 +310,7 @@ impl GrpcApp {
             Req::Health { .. } => {
                 let next = self.health.as_mut().map_or(Next::Failed, HealthCheck::try_failed);
                 match next {
-                    Next::Failed => self.health_failed(failure, ctx),
+                    Next::Failed => self.health_failed(failure),
                     next => self.health_try(next, ctx),
                 }
             }
@@ -357,12 +362,12 @@ impl Actor for GrpcApp {
 
     /// `NacosNamingService` is built: the redo task and the keep-alive thread start, then
     /// `RpcClient#start` connects; each instance registers at its offset.
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        self.env.after(REDO_DELAY, ctx.address(), RedoTick);
-        self.poll_again(ctx);
+    fn started(&mut self, _: &mut Context<Self>) {
+        self.env.after(REDO_DELAY, self.me.clone(), RedoTick);
+        self.poll_again();
         for (idx, i) in self.instances.iter().enumerate() {
-            self.env.after(i.offset, ctx.address(), RegisterAt(idx));
+            self.env.after(i.offset, self.me.clone(), RegisterAt(idx));
         }
-        self.connect(true, ctx);
+        self.connect(true);
     }
 }

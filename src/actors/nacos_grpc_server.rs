@@ -18,6 +18,7 @@
 //! is removed in the same instant.
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::nacos_server::NacosServer;
 use crate::nacos::grpc::connections::ConnectionTable;
 use crate::nacos::grpc::wire::GrpcMsg;
@@ -36,6 +37,8 @@ use std::sync::Arc;
 
 pub struct GrpcConnections {
     env: Env,
+    /// The server's address: where this part's timers go.
+    me: Local<NacosServer>,
     core: Rc<RefCell<NamingServer>>,
     table: ConnectionTable,
     /// `ClientDetectionRequest`s waiting for their answer, by message id.
@@ -57,8 +60,8 @@ pub struct Handled {
 }
 
 impl GrpcConnections {
-    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>) -> Self {
-        GrpcConnections { env, core, table: ConnectionTable::default(), probes: BTreeMap::new(), run: 0 }
+    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, me: Local<NacosServer>) -> Self {
+        GrpcConnections { env, me, core, table: ConnectionTable::default(), probes: BTreeMap::new(), run: 0 }
     }
 
     /// A packet for the server: `Some` if it was about a gRPC connection (handled here), `None`
@@ -184,14 +187,14 @@ impl GrpcConnections {
 impl NacosServer {
     /// A packet about a gRPC connection: handled here (true), with its changes traced and
     /// pushed and, if it ended an ejector run, the next run armed.
-    pub(crate) fn on_grpc(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {
+    pub(crate) fn on_grpc(&mut self, p: &Packet) -> bool {
         let Some(grpc) = self.grpc() else { return false };
         let Some(h) = grpc.on_packet(p) else { return false };
         if h.run_ended {
-            grpc.env.after(EJECTOR_DELAY, ctx.address(), EjectTick);
+            grpc.env.after(EJECTOR_DELAY, grpc.me.clone(), EjectTick);
         }
         if !h.changes.is_empty() {
-            self.changed(h.changes, ctx);
+            self.changed(h.changes);
         }
         true
     }
@@ -204,14 +207,14 @@ pub struct EjectTick;
 
 impl Handler<EjectTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: EjectTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: EjectTick, _: &mut Context<Self>) {
         let Some(grpc) = self.grpc() else { return };
         match grpc.start_run() {
             Ok(delay) => {
-                grpc.env.after(delay, ctx.address(), EjectTick);
+                grpc.env.after(delay, grpc.me.clone(), EjectTick);
             }
             Err((run, wait)) => {
-                grpc.env.after(wait, ctx.address(), LatchTimeout(run));
+                grpc.env.after(wait, grpc.me.clone(), LatchTimeout(run));
             }
         }
     }
@@ -224,10 +227,10 @@ struct LatchTimeout(u64);
 
 impl Handler<LatchTimeout> for NacosServer {
     type Result = ();
-    fn handle(&mut self, LatchTimeout(run): LatchTimeout, ctx: &mut Context<Self>) {
+    fn handle(&mut self, LatchTimeout(run): LatchTimeout, _: &mut Context<Self>) {
         let Some(grpc) = self.grpc() else { return };
         let Some(changes) = grpc.latch_timeout(run) else { return };
-        grpc.env.after(EJECTOR_DELAY, ctx.address(), EjectTick);
-        self.changed(changes, ctx);
+        grpc.env.after(EJECTOR_DELAY, grpc.me.clone(), EjectTick);
+        self.changed(changes);
     }
 }

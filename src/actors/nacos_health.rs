@@ -13,6 +13,7 @@
 //! what users report after long GC pauses: everyone unhealthy or deleted at once (#8090).
 
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_server::{NacosServer, Publish, PushResumed};
 use crate::actors::network::TimerId;
 use crate::nacos::naming::NamingServer;
@@ -25,8 +26,10 @@ use std::rc::Rc;
 pub struct HealthChecker {
     env: Env,
     core: Rc<RefCell<NamingServer>>,
-    server: Addr<NacosServer>,
+    server: Local<NacosServer>,
     timer: Option<TimerId>,
+    /// Its own address: where its timer's message goes.
+    me: Local<HealthChecker>,
 }
 
 impl HealthChecker {
@@ -41,17 +44,22 @@ impl HealthChecker {
         }
     }
 
-    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, server: Addr<NacosServer>) -> Self {
-        HealthChecker { env, core, server, timer: None }
+    pub fn new(
+        env: Env,
+        core: Rc<RefCell<NamingServer>>,
+        server: Local<NacosServer>,
+        me: Local<HealthChecker>,
+    ) -> Self {
+        HealthChecker { env, core, server, timer: None, me }
     }
 
-    fn arm(&mut self, ctx: &mut Context<Self>) {
+    fn arm(&mut self) {
         if let Some(old) = self.timer.take() {
             self.env.net.cancel(old);
         }
         let at = self.core.borrow_mut().arm();
         if let Some(at) = at {
-            self.timer = Some(self.env.after(at.since(self.env.now()), ctx.address(), CheckTick));
+            self.timer = Some(self.env.after(at.since(self.env.now()), self.me.clone(), CheckTick));
         }
     }
 }
@@ -59,8 +67,8 @@ impl HealthChecker {
 impl Actor for HealthChecker {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        self.arm(ctx);
+    fn started(&mut self, _: &mut Context<Self>) {
+        self.arm();
     }
 }
 
@@ -71,10 +79,10 @@ struct CheckTick;
 
 impl Handler<CheckTick> for HealthChecker {
     type Result = ();
-    fn handle(&mut self, _: CheckTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: CheckTick, _: &mut Context<Self>) {
         self.timer = None;
         self.run();
-        self.arm(ctx);
+        self.arm();
     }
 }
 
@@ -85,8 +93,8 @@ pub struct Rearm;
 
 impl Handler<Rearm> for HealthChecker {
     type Result = ();
-    fn handle(&mut self, _: Rearm, ctx: &mut Context<Self>) {
-        self.arm(ctx);
+    fn handle(&mut self, _: Rearm, _: &mut Context<Self>) {
+        self.arm();
     }
 }
 
@@ -100,11 +108,11 @@ pub struct Resumed {
 
 impl Handler<Resumed> for HealthChecker {
     type Result = ();
-    fn handle(&mut self, Resumed { since }: Resumed, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Resumed { since }: Resumed, _: &mut Context<Self>) {
         self.core.borrow_mut().resume(since, self.env.now());
         self.run();
         self.server.do_send(PushResumed { since });
-        self.arm(ctx);
+        self.arm();
     }
 }
 

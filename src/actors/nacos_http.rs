@@ -8,6 +8,7 @@
 //! server at once; the caller hears only the final outcome.
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::network::TimerId;
 use crate::nacos::http::{Attempt, Failure, InFlight, ReqApi};
 use crate::nacos::notes::NacosNote;
@@ -18,6 +19,7 @@ use crate::sim::name::Name;
 use crate::sim::network::ConnectFailure;
 use crate::sim::packet::{Body, Notice, Packet};
 use actix::prelude::*;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// One `reqApi` call in progress.
@@ -89,12 +91,19 @@ pub struct HttpClient<P> {
     read_timeout: SimDuration,
     inflight: InFlight<Call<P>>,
     timer: Option<(SimTime, TimerId)>,
+    /// Sends `ReadTimeouts` to the actor that owns the client.
+    ring: Rc<dyn Fn()>,
 }
 
 impl<P> HttpClient<P> {
-    pub fn new(env: Env, servers: Vec<(Name, NodeId)>, read_timeout: SimDuration) -> Self {
+    /// `owner` is the actor that takes the client's `ReadTimeouts`.
+    pub fn new<A>(env: Env, servers: Vec<(Name, NodeId)>, read_timeout: SimDuration, owner: Local<A>) -> Self
+    where
+        A: Actor<Context = Context<A>> + Handler<ReadTimeouts, Result = ()>,
+    {
         let last = vec![None; servers.len()];
-        HttpClient { env, servers, last, read_timeout, inflight: InFlight::default(), timer: None }
+        let ring = Rc::new(move || owner.do_send(ReadTimeouts));
+        HttpClient { env, servers, last, read_timeout, inflight: InFlight::default(), timer: None, ring }
     }
 
     /// Starts a call. Outcomes arrive later through `on_packet` / `on_read_timeouts`, except
@@ -102,25 +111,19 @@ impl<P> HttpClient<P> {
     /// Inlined into each caller (a beat is one): as a call of its own, with the request and its
     /// purpose passed through memory and its register saves, it was 30 instructions a beat more.
     #[inline(always)]
-    pub fn call<A>(&mut self, purpose: P, msg: NacosMsg, ctx: &Context<A>) -> Option<Outcome<'static, P>>
-    where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
-    {
+    pub fn call(&mut self, purpose: P, msg: NacosMsg) -> Option<Outcome<'static, P>> {
         let n = self.servers.len();
         // `new Random(System.currentTimeMillis()).nextInt(size)`: with one server there is
         // nothing to draw, so no randomness is consumed.
         let start = if n > 1 { self.env.net.with_rng(|r| r.index(n)) } else { 0 };
         let call = Call { purpose, msg, api: ReqApi::new(n, start) };
-        let call = self.attempt(call, ctx)?;
+        let call = self.attempt(call)?;
         let failure = Failure::Http { status: 400, message: Arc::from("no server available") };
         Some(Outcome::Failed { purpose: call.purpose, api: call.msg.kind(), failure })
     }
 
     /// Sends `call` to its next server; gives the call back when none is left.
-    fn attempt<A>(&mut self, mut call: Call<P>, ctx: &Context<A>) -> Option<Call<P>>
-    where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
-    {
+    fn attempt(&mut self, mut call: Call<P>) -> Option<Call<P>> {
         let Some(server) = call.api.next_server(self.servers.len()) else { return Some(call) };
         let node = self.servers[server].1;
         let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()), self.last[server]);
@@ -140,15 +143,12 @@ impl<P> HttpClient<P> {
         // Every attempt of this client has the same read timeout, so a new deadline is rarely
         // earlier than the one an armed timer already waits for (only after a slow connect).
         if self.timer.is_none_or(|(armed, _)| deadline.is_some_and(|d| d < armed)) {
-            self.arm(ctx);
+            self.arm();
         }
         None
     }
 
-    fn arm<A>(&mut self, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
-    {
+    fn arm(&mut self) {
         let Some(at) = self.inflight.next_deadline() else { return };
         if self.timer.is_some_and(|(armed, _)| armed <= at) {
             return;
@@ -156,14 +156,12 @@ impl<P> HttpClient<P> {
         if let Some((_, old)) = self.timer.take() {
             self.env.net.cancel(old);
         }
-        self.timer = Some((at, self.env.after(at.since(self.env.now()), ctx.address(), ReadTimeouts)));
+        let ring = self.ring.clone();
+        self.timer = Some((at, self.env.net.after(self.env.node, at.since(self.env.now()), move || ring())));
     }
 
     /// One attempt failed: trace it and try the next server, or report the call failed.
-    fn failed<A>(&mut self, attempt: Attempt<Call<P>>, failure: Failure, ctx: &Context<A>, out: &mut Outcomes<'_, P>)
-    where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
-    {
+    fn failed(&mut self, attempt: Attempt<Call<P>>, failure: Failure, out: &mut Outcomes<'_, P>) {
         let Attempt { call, server, .. } = attempt;
         let api = call.msg.kind();
         // The last server's failure is reported with the call's outcome; earlier ones here.
@@ -171,7 +169,7 @@ impl<P> HttpClient<P> {
             let server = self.servers[server as usize].0;
             self.env.record(NacosNote::AttemptFailed { api, server, failure: failure.clone(), next });
         }
-        if let Some(call) = self.attempt(call, ctx) {
+        if let Some(call) = self.attempt(call) {
             out.push(Outcome::Failed { purpose: call.purpose, api, failure });
         }
     }
@@ -180,9 +178,8 @@ impl<P> HttpClient<P> {
     /// An answer is lent to the caller, not copied; the attempt it ends is read where it lies.
     /// Every beat's answer comes here, and each copy of an attempt or an outcome cost a stall
     /// on the store buffer: read back at once in other widths than it was written.
-    pub fn on_packet<'a, A>(&mut self, p: &'a Packet, ctx: &Context<A>) -> Outcomes<'a, P>
+    pub fn on_packet<'a>(&mut self, p: &'a Packet) -> Outcomes<'a, P>
     where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
         P: Copy,
     {
         let mut out = Outcomes::new();
@@ -193,7 +190,7 @@ impl<P> HttpClient<P> {
                     // An answer after the read timeout finds nothing: the call moved on.
                     if let Some(attempt) = self.inflight.take(reply_to) {
                         let failure = Failure::Http { status: *status, message: message.clone() };
-                        self.failed(attempt, failure, ctx, &mut out);
+                        self.failed(attempt, failure, &mut out);
                     }
                     return out;
                 }
@@ -215,12 +212,12 @@ impl<P> HttpClient<P> {
                         ConnectFailure::Refused => Failure::Refused,
                         ConnectFailure::TimedOut => Failure::ConnectTimeout,
                     };
-                    self.failed(attempt, failure, ctx, &mut out);
+                    self.failed(attempt, failure, &mut out);
                 }
             }
             Body::Notice(Notice::ChannelClosed { channel, .. }) => {
                 for (_, attempt) in self.inflight.on_channel(*channel) {
-                    self.failed(attempt, Failure::Closed, ctx, &mut out);
+                    self.failed(attempt, Failure::Closed, &mut out);
                 }
             }
             _ => {}
@@ -229,19 +226,16 @@ impl<P> HttpClient<P> {
     }
 
     /// The alarm rang: every attempt past its read deadline fails and its channel is closed.
-    pub fn on_read_timeouts<A>(&mut self, ctx: &Context<A>) -> Outcomes<'static, P>
-    where
-        A: Actor<Context = Context<A>> + Handler<ReadTimeouts>,
-    {
+    pub fn on_read_timeouts(&mut self) -> Outcomes<'static, P> {
         self.timer = None;
         let mut out = Outcomes::new();
         for (_, attempt) in self.inflight.expired(self.env.now()) {
             if let Some(channel) = attempt.channel() {
                 self.env.net.close(self.env.node, channel, "read timed out");
             }
-            self.failed(attempt, Failure::ReadTimeout, ctx, &mut out);
+            self.failed(attempt, Failure::ReadTimeout, &mut out);
         }
-        self.arm(ctx);
+        self.arm();
         out
     }
 }

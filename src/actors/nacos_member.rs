@@ -21,6 +21,7 @@
 //! = 5_000L)`).
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::nacos_server::NacosServer;
 use crate::nacos::cluster::{MemberView, Seen};
 use crate::nacos::http::Failure;
@@ -55,6 +56,8 @@ struct Probe {
 
 pub struct Membership {
     env: Env,
+    /// The server's address: where this part's timers go.
+    me: Local<NacosServer>,
     view: Rc<RefCell<MemberView>>,
     nodes: BTreeMap<Arc<str>, NodeId>,
     inflight: BTreeMap<MsgId, Probe>,
@@ -62,8 +65,13 @@ pub struct Membership {
 
 impl Membership {
     /// `env` is the server's `member` part; `nodes` are the other members' processes.
-    pub fn new(env: Env, view: Rc<RefCell<MemberView>>, nodes: BTreeMap<Arc<str>, NodeId>) -> Self {
-        Membership { env, view, nodes, inflight: BTreeMap::new() }
+    pub fn new(
+        env: Env,
+        view: Rc<RefCell<MemberView>>,
+        nodes: BTreeMap<Arc<str>, NodeId>,
+        me: Local<NacosServer>,
+    ) -> Self {
+        Membership { env, me, view, nodes, inflight: BTreeMap::new() }
     }
 
     /// One run of `MemberInfoReportTask#executeBody`: reports to the next peer. Gives the id of
@@ -181,12 +189,12 @@ pub struct MemberTick;
 
 impl Handler<MemberTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: MemberTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: MemberTick, _: &mut Context<Self>) {
         let Some(member) = self.membership() else { return };
         if let Some((id, timeout)) = member.report() {
-            member.env.after(timeout, ctx.address(), ReportTimeout(id));
+            member.env.after(timeout, member.me.clone(), ReportTimeout(id));
         }
-        member.env.after(REPORT_PERIOD, ctx.address(), MemberTick);
+        member.env.after(REPORT_PERIOD, member.me.clone(), MemberTick);
     }
 }
 

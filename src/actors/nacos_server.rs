@@ -9,6 +9,7 @@
 //! Nacos runs them on another thread over the same objects. The push side is `nacos_server/push.rs`.
 
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_health::{HealthChecker, Rearm};
 use crate::actors::network::TimerId;
 use crate::nacos::naming::{Change, NamingServer};
@@ -32,7 +33,9 @@ pub struct NacosServer {
     env: Env,
     push_env: Env,
     core: Rc<RefCell<NamingServer>>,
-    checker: Option<Addr<HealthChecker>>,
+    checker: Option<Local<HealthChecker>>,
+    /// Its own address: where its timers' messages go.
+    me: Local<NacosServer>,
     push: PushEngine,
     push_timer: Option<(SimTime, TimerId)>,
     /// Where each UDP subscriber (`clientIP:udpPort`) lives, learned from its list queries.
@@ -66,13 +69,14 @@ pub const UDP_ACK_TIMEOUT: SimDuration = SimDuration::from_secs(10);
 pub const UDP_MAX_RETRY_TIMES: u32 = 1;
 
 impl NacosServer {
-    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, push_delay: SimDuration) -> Self {
+    pub fn new(env: Env, core: Rc<RefCell<NamingServer>>, push_delay: SimDuration, me: Local<NacosServer>) -> Self {
         let push = PushEngine::new(env.now(), push_delay.millis());
         NacosServer {
             push_env: env.part("push"),
             env,
             core,
             checker: None,
+            me,
             push,
             push_timer: None,
             udp: BTreeMap::new(),
@@ -114,7 +118,7 @@ impl NacosServer {
     }
 
     /// The checker is started after the server (it needs the server's address).
-    pub fn set_checker(&mut self, checker: Addr<HealthChecker>) {
+    pub fn set_checker(&mut self, checker: Local<HealthChecker>) {
         self.checker = Some(checker);
     }
 
@@ -159,14 +163,14 @@ impl NacosServer {
 
     /// Traces the changes, queues their pushes, and wakes the checker if a client became due
     /// earlier than it planned to wake.
-    pub(crate) fn changed(&mut self, changes: Vec<Change>, ctx: &mut Context<Self>) {
+    pub(crate) fn changed(&mut self, changes: Vec<Change>) {
         for change in changes {
             self.queue_pushes(&change);
             self.env.record(NacosNote::from(change));
         }
-        self.rearm_push(ctx);
+        self.rearm_push();
         self.wake_checker();
-        self.distro_collect(ctx);
+        self.distro_collect();
     }
 
     pub(crate) fn wake_checker(&self) {
@@ -192,10 +196,10 @@ impl Handler<Packet> for NacosServer {
             self.distro_refresh();
             return;
         }
-        if self.on_grpc(&p, ctx) {
+        if self.on_grpc(&p) {
             return;
         }
-        if self.on_distro(&p, ctx) {
+        if self.on_distro(&p) {
             return;
         }
         let Body::Nacos(msg) = &p.body else { return };
@@ -249,7 +253,7 @@ impl Handler<Packet> for NacosServer {
             | NacosMsg::Proxied { .. } => return,
         };
         if !changes.is_empty() {
-            self.changed(changes, ctx);
+            self.changed(changes);
         } else {
             self.wake_checker();
         }
@@ -263,13 +267,13 @@ pub struct Publish(pub Vec<Change>);
 
 impl Handler<Publish> for NacosServer {
     type Result = ();
-    fn handle(&mut self, Publish(changes): Publish, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Publish(changes): Publish, _: &mut Context<Self>) {
         for change in &changes {
             self.queue_pushes(change);
         }
-        self.rearm_push(ctx);
+        self.rearm_push();
         // The owner's checks change its 1.x clients: Distro sends them on.
-        self.distro_collect(ctx);
+        self.distro_collect();
     }
 }
 
@@ -296,11 +300,11 @@ pub struct UpdateInstance {
 
 impl Handler<UpdateInstance> for NacosServer {
     type Result = ();
-    fn handle(&mut self, m: UpdateInstance, ctx: &mut Context<Self>) {
+    fn handle(&mut self, m: UpdateInstance, _: &mut Context<Self>) {
         let now = self.env.now();
         let result = self.core.borrow_mut().update_instance(now, &m.service, &m.client, &m.cluster, m.metadata);
         match result {
-            Ok(changes) => self.changed(changes, ctx),
+            Ok(changes) => self.changed(changes),
             Err(message) => self.env.record(NacosNote::MetadataRefused {
                 service: m.service,
                 client: m.client,

@@ -7,6 +7,7 @@
 //! the back-off and the "a push came since the last poll" rule, is `nacos::subscriber`.
 
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_http::{HttpClient, Outcome, ReadTimeouts};
 use crate::nacos::notes::{NacosNote, SeenHost, ViewSource};
 use crate::nacos::subscriber::{PollKind, SubscriberCore, DEFAULT_DELAY};
@@ -37,6 +38,8 @@ pub struct NacosSubscriber {
     /// `clientIP` and the `PushReceiver`'s UDP port.
     ip: Name,
     udp_port: u16,
+    /// Its own address: where its timers' messages go.
+    me: Local<NacosSubscriber>,
 }
 
 impl NacosSubscriber {
@@ -47,20 +50,21 @@ impl NacosSubscriber {
         read_timeout: SimDuration,
         services: Vec<ServiceKey>,
         (ip, udp_port): (Name, u16),
+        me: Local<NacosSubscriber>,
     ) -> Self {
-        let http = HttpClient::new(env.clone(), servers, read_timeout);
-        NacosSubscriber { env, core, http, services, ip, udp_port }
+        let http = HttpClient::new(env.clone(), servers, read_timeout, me.clone());
+        NacosSubscriber { env, core, http, services, ip, udp_port, me }
     }
 
-    fn query(&mut self, idx: usize, kind: PollKind, first: bool, ctx: &mut Context<Self>) {
+    fn query(&mut self, idx: usize, kind: PollKind, first: bool) {
         let req = ListReq {
             service: self.services[idx].clone(),
             client_ip: self.ip,
             udp_port: self.udp_port,
             healthy_only: false,
         };
-        if let Some(o) = self.http.call(Poll { idx, kind, first }, NacosMsg::List(Arc::new(req)), ctx) {
-            self.outcome(&o, ctx);
+        if let Some(o) = self.http.call(Poll { idx, kind, first }, NacosMsg::List(Arc::new(req))) {
+            self.outcome(&o);
         }
     }
 
@@ -94,7 +98,7 @@ impl NacosSubscriber {
         self.env.record(NacosNote::ViewChanged { service: service.clone(), source, server, view, hosts });
     }
 
-    fn outcome(&mut self, outcome: &Outcome<'_, Poll>, ctx: &mut Context<Self>) {
+    fn outcome(&mut self, outcome: &Outcome<'_, Poll>) {
         let (Poll { idx, kind, first }, answer, server) = match *outcome {
             Outcome::Answered { purpose, server, answer: Answer::List(info) } => {
                 (purpose, Some(info.clone()), Some(server))
@@ -109,7 +113,7 @@ impl NacosSubscriber {
                     self.core.borrow_mut().polled(&service, purpose.kind, None).1
                 };
                 self.env.record(NacosNote::PollFailed { service, failure, next });
-                self.env.after(next, ctx.address(), UpdateTick(purpose.idx));
+                self.env.after(next, self.me.clone(), UpdateTick(purpose.idx));
                 return;
             }
         };
@@ -125,7 +129,7 @@ impl NacosSubscriber {
             let refresh_only = kind == PollKind::RefreshOnly;
             self.env.record(NacosNote::Polled { service, server, refresh_only, next });
         }
-        self.env.after(next, ctx.address(), UpdateTick(idx));
+        self.env.after(next, self.me.clone(), UpdateTick(idx));
     }
 
     fn pushed(&mut self, info: Arc<ServiceInfo>, from: NodeId) {
@@ -144,10 +148,10 @@ impl NacosSubscriber {
 impl Actor for NacosSubscriber {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         for idx in 0..self.services.len() {
             self.core.borrow_mut().subscribe(&self.services[idx]);
-            self.query(idx, PollKind::Update, true, ctx);
+            self.query(idx, PollKind::Update, true);
         }
     }
 }
@@ -159,15 +163,15 @@ struct UpdateTick(usize);
 
 impl Handler<UpdateTick> for NacosSubscriber {
     type Result = ();
-    fn handle(&mut self, UpdateTick(idx): UpdateTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, UpdateTick(idx): UpdateTick, _: &mut Context<Self>) {
         let kind = self.core.borrow().poll_kind(&self.services[idx]);
-        self.query(idx, kind, false, ctx);
+        self.query(idx, kind, false);
     }
 }
 
 impl Handler<Packet> for NacosSubscriber {
     type Result = ();
-    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+    fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
         if let Body::Nacos(NacosMsg::Push { data, ack }) = &p.body {
             // PushReceiver#run: process the data, then answer the sender's address with a
             // push-ack datagram, which stops the server's retries.
@@ -175,14 +179,14 @@ impl Handler<Packet> for NacosSubscriber {
             self.env.net.send_datagram(self.env.node, p.from, Body::Nacos(NacosMsg::PushAck { ack: *ack }));
             return;
         }
-        self.http.on_packet(&p, ctx).each(|o| self.outcome(o, ctx));
+        self.http.on_packet(&p).each(|o| self.outcome(o));
     }
 }
 
 impl Handler<ReadTimeouts> for NacosSubscriber {
     type Result = ();
-    fn handle(&mut self, _: ReadTimeouts, ctx: &mut Context<Self>) {
-        self.http.on_read_timeouts(ctx).each(|o| self.outcome(o, ctx));
+    fn handle(&mut self, _: ReadTimeouts, _: &mut Context<Self>) {
+        self.http.on_read_timeouts().each(|o| self.outcome(o));
     }
 }
 

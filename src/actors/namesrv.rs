@@ -8,6 +8,7 @@
 
 use crate::actors::batcher::{Batcher, Submit};
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::notes::{Registration, RmqNote, UnregisterBatch, UnregisterSource};
 use crate::rocketmq::route_table::RouteInfoManager;
@@ -25,8 +26,8 @@ use std::sync::Arc;
 pub struct RouteTable {
     env: Env,
     table: Rc<RefCell<RouteInfoManager>>,
-    batcher: Addr<Batcher>,
-    scanner: Addr<Scanner>,
+    batcher: Local<Batcher>,
+    scanner: Local<Scanner>,
     /// Answers already built, valid while the table's revision is unchanged. Java builds a
     /// fresh copy per request; sharing one immutable snapshot gives every client the same data
     /// and spares copying a 1,000-broker route thousands of times an hour.
@@ -35,7 +36,12 @@ pub struct RouteTable {
 }
 
 impl RouteTable {
-    pub fn new(env: Env, table: Rc<RefCell<RouteInfoManager>>, batcher: Addr<Batcher>, scanner: Addr<Scanner>) -> Self {
+    pub fn new(
+        env: Env,
+        table: Rc<RefCell<RouteInfoManager>>,
+        batcher: Local<Batcher>,
+        scanner: Local<Scanner>,
+    ) -> Self {
         RouteTable { env, table, batcher, scanner, answers: BTreeMap::new(), answers_revision: 0 }
     }
 

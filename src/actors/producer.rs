@@ -15,7 +15,8 @@
 //! `getAndCreateChannelAsync`); a process that starts or restarts after a producer's `from`
 //! begins at the schedule's next tick, not with the ticks it missed.
 
-use crate::actors::env::{Env, Me, Stop};
+use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::actors::remoting::{Remoting, RequestTimeouts, Servers};
 use crate::rocketmq::client::RouteClientCore;
 use crate::rocketmq::notes::RmqNote;
@@ -91,8 +92,8 @@ pub struct Producers {
     /// Broker address -> its index among `remoting`'s targets. Only looked up, never listed.
     targets: FxHashMap<Name, usize>,
     producers: Vec<Producer>,
-    /// Our address, made once: every tick of every producer's schedule is sent to it.
-    me: Me<Producers>,
+    /// Our address: every tick of every producer's schedule is sent to it.
+    me: Local<Producers>,
 }
 
 impl Producers {
@@ -102,6 +103,7 @@ impl Producers {
         core: Rc<RefCell<RouteClientCore>>,
         brokers: Vec<(String, NodeId)>,
         specs: Vec<ProducerSpec>,
+        me: Local<Producers>,
     ) -> Self {
         let targets = brokers.iter().enumerate().map(|(i, (addr, _))| (Name::new(addr), i)).collect();
         let producers = specs
@@ -119,18 +121,18 @@ impl Producers {
                 spec,
             })
             .collect();
-        let remoting = Remoting::new(env.clone(), Servers::new(brokers), 0).keeping_the_alarm();
-        Producers { env, core, remoting, targets, producers, me: Me::new() }
+        let remoting = Remoting::new(env.clone(), Servers::new(brokers), 0, me.clone()).keeping_the_alarm();
+        Producers { env, core, remoting, targets, producers, me }
     }
 
     /// The next tick of producer `i`'s schedule, if it is still before its `until`.
-    fn schedule(&mut self, i: usize, ctx: &mut Context<Self>) {
+    fn schedule(&mut self, i: usize) {
         let p = &self.producers[i];
         let (offset, _) = p.spec.schedule.tick(p.tick);
         let at = p.spec.from + offset;
         if at <= p.spec.until {
             let delay = at.since(self.env.now().min(at));
-            self.env.after(delay, self.me.get(ctx), SendTick(i));
+            self.env.after(delay, self.me.clone(), SendTick(i));
         }
     }
 
@@ -157,7 +159,7 @@ impl Producers {
         }));
     }
 
-    fn start_send(&mut self, i: usize, ctx: &mut Context<Self>) {
+    fn start_send(&mut self, i: usize) {
         self.refresh(i);
         let now = self.env.now();
         let p = &mut self.producers[i];
@@ -185,7 +187,7 @@ impl Producers {
             &mut machine,
             &tp,
         );
-        self.follow(i, id, machine, tp, step, ctx);
+        self.follow(i, id, machine, tp, step);
     }
 
     /// Runs one call of the send's state machine with what it borrows from the producer, and
@@ -211,7 +213,7 @@ impl Producers {
     }
 
     /// Puts the next attempt on the wire, or ends the send.
-    fn follow(&mut self, i: usize, id: u64, mut machine: Machine, tp: Held, mut step: Step, ctx: &mut Context<Self>) {
+    fn follow(&mut self, i: usize, id: u64, mut machine: Machine, tp: Held, mut step: Step) {
         loop {
             let attempt = match step {
                 Step::Done(finished) => return self.finished(i, id, &finished),
@@ -247,11 +249,11 @@ impl Producers {
                     Some((Outcome::Stored(SendStatus::SendOk), None))
                 }
                 (Some(t), CommunicationMode::Async) => {
-                    self.remoting.invoke_async(t, msg, attempt.timeout, (i, id), ctx);
+                    self.remoting.invoke_async(t, msg, attempt.timeout, (i, id));
                     None
                 }
                 (Some(t), _) => {
-                    self.remoting.invoke_sync(t, msg, attempt.timeout, (i, id), ctx);
+                    self.remoting.invoke_sync(t, msg, attempt.timeout, (i, id));
                     None
                 }
             };
@@ -271,13 +273,13 @@ impl Producers {
         }
     }
 
-    fn answered(&mut self, (i, id): (usize, u64), outcome: Outcome, why: Option<String>, ctx: &mut Context<Self>) {
+    fn answered(&mut self, (i, id): (usize, u64), outcome: Outcome, why: Option<String>) {
         let Some(Flight { mut machine, tp, attempt, started }) = self.producers[i].flights.remove(&id) else { return };
         if let Some(why) = why {
             self.note_failure(i, id, &attempt, why, started);
         }
         let step = self.step(i, |m, now, env| on_result(m, now, outcome, env), &mut machine, &tp);
-        self.follow(i, id, machine, tp, step, ctx);
+        self.follow(i, id, machine, tp, step);
     }
 
     fn note_failure(&self, i: usize, id: u64, a: &SendAttempt, why: String, started: SimTime) {
@@ -331,7 +333,7 @@ fn on_result(m: &mut Machine, now: SimTime, outcome: Outcome, env: &mut SendEnv<
 impl Actor for Producers {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         // A process that starts after `from` (a late `start`, a restart) begins at its next
         // tick: the ticks it was not running for are not sent late, all in one instant.
         let now = self.env.now();
@@ -340,7 +342,7 @@ impl Actor for Producers {
             if now > p.spec.from {
                 p.tick = p.spec.schedule.first_tick_from(now.since(p.spec.from));
             }
-            self.schedule(i, ctx);
+            self.schedule(i);
         }
     }
 }
@@ -352,7 +354,7 @@ struct SendTick(usize);
 
 impl Handler<SendTick> for Producers {
     type Result = ();
-    fn handle(&mut self, SendTick(i): SendTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, SendTick(i): SendTick, _: &mut Context<Self>) {
         // A tick due in the instant the process died, before its `Stop` arrives: a dead
         // process sends nothing.
         if !self.env.alive() {
@@ -362,28 +364,28 @@ impl Handler<SendTick> for Producers {
         let (_, count) = p.spec.schedule.tick(p.tick);
         p.tick += 1;
         for _ in 0..count {
-            self.start_send(i, ctx);
+            self.start_send(i);
         }
-        self.schedule(i, ctx);
+        self.schedule(i);
     }
 }
 
 impl Handler<Packet> for Producers {
     type Result = ();
-    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+    fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
         for done in self.remoting.on_packet(p) {
             let (key, outcome, why) = outcome(done);
-            self.answered(key, outcome, why, ctx);
+            self.answered(key, outcome, why);
         }
     }
 }
 
 impl Handler<RequestTimeouts> for Producers {
     type Result = ();
-    fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
-        for done in self.remoting.on_timeouts(ctx) {
+    fn handle(&mut self, _: RequestTimeouts, _: &mut Context<Self>) {
+        for done in self.remoting.on_timeouts() {
             let (key, outcome, why) = outcome(done);
-            self.answered(key, outcome, why, ctx);
+            self.answered(key, outcome, why);
         }
     }
 }

@@ -23,6 +23,7 @@
 //! request expects nothing back.
 
 use crate::actors::env::Env;
+use crate::actors::inbox::Local;
 use crate::actors::network::{Alarm, TimerId};
 use crate::rocketmq::client::NamesrvChooser;
 use crate::rocketmq::wire::RmqMsg;
@@ -99,9 +100,8 @@ pub struct Remoting<P> {
     /// One timer for the earliest deadline, not one per request: a broker registers with every
     /// name server every 30 s, and almost every request is answered long before its deadline.
     alarm: Option<(SimTime, TimerId)>,
-    /// Rings the alarm: sends `RequestTimeouts` to the owning actor, through one address made
-    /// at the first arming (see [`crate::actors::env::Me`]).
-    ring: Option<Rc<dyn Fn()>>,
+    /// Rings the alarm: sends `RequestTimeouts` to the owning actor.
+    ring: Rc<dyn Fn()>,
     /// When the client started: the phase of its `scanResponseTable` runs.
     started: SimTime,
     /// Instead of `alarm`, an alarm that follows the earliest deadline (see
@@ -111,8 +111,12 @@ pub struct Remoting<P> {
 }
 
 impl<P> Remoting<P> {
-    /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`).
-    pub fn new(env: Env, servers: Servers, start_index: usize) -> Self {
+    /// `start_index` is `namesrvIndex`'s random start (`random.nextInt(999)`); `owner` is the
+    /// actor that takes the alarm's `RequestTimeouts`.
+    pub fn new<A>(env: Env, servers: Servers, start_index: usize, owner: Local<A>) -> Self
+    where
+        A: Actor<Context = Context<A>> + Handler<RequestTimeouts, Result = ()>,
+    {
         let chooser = NamesrvChooser::new(servers.len(), start_index);
         let started = env.now();
         Remoting {
@@ -122,7 +126,7 @@ impl<P> Remoting<P> {
             chooser,
             pending: Vec::new(),
             alarm: None,
-            ring: None,
+            ring: Rc::new(move || owner.do_send(RequestTimeouts)),
             started,
             kept: None,
             keep_alarm: false,
@@ -166,11 +170,8 @@ impl<P> Remoting<P> {
     }
 
     /// `invokeSync(addr, request, timeout)`.
-    pub fn invoke_sync<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
-        self.invoke(namesrv, msg, timeout, Wait::Sync, purpose, ctx);
+    pub fn invoke_sync(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P) {
+        self.invoke(namesrv, msg, timeout, Wait::Sync, purpose);
     }
 
     /// `invokeAsync(addr, request, timeout, callback)`. Nothing waits on an async request: its
@@ -179,17 +180,11 @@ impl<P> Remoting<P> {
     /// surfaces 1–2 s late — and without closing the channel (`clientCloseSocketIfTimeout` is
     /// `invokeSync`'s). (The scan's `HashedWheelTimer` ticks every 100 ms, which makes Java's
     /// runs drift a little later still; the model keeps them on the second.)
-    pub fn invoke_async<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
-        self.invoke(namesrv, msg, timeout, Wait::Scanned, purpose, ctx);
+    pub fn invoke_async(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, purpose: P) {
+        self.invoke(namesrv, msg, timeout, Wait::Scanned, purpose);
     }
 
-    fn invoke<A>(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, wait: Wait, purpose: P, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
+    fn invoke(&mut self, namesrv: usize, msg: RmqMsg, timeout: SimDuration, wait: Wait, purpose: P) {
         let sent = self.env.send_via(self.servers.node(namesrv), Body::Rmq(msg), self.last[namesrv]);
         self.last[namesrv] = sent.channel;
         if sent.id == 0 {
@@ -211,36 +206,26 @@ impl<P> Remoting<P> {
         let pending = Pending { purpose, namesrv, channel, timeout, begin, deadline, wait, handshake_began };
         self.pending.push((sent.id, pending));
         if self.keep_alarm {
-            self.follow_deadlines(ctx);
+            self.follow_deadlines();
         } else if self.alarm.is_none_or(|(at, _)| deadline < at) {
-            self.arm(deadline, ctx);
+            self.arm(deadline);
         }
     }
 
     /// Points the kept alarm at the earliest deadline pending, or at none.
-    fn follow_deadlines<A>(&mut self, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
+    fn follow_deadlines(&mut self) {
         if self.kept.is_none() {
-            let to = ctx.address();
-            self.kept = Some(Alarm::new(move || to.do_send(RequestTimeouts)));
+            let ring = self.ring.clone();
+            self.kept = Some(Alarm::new(move || ring()));
         }
         self.move_kept_alarm();
     }
 
-    fn arm<A>(&mut self, at: SimTime, ctx: &Context<A>)
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
+    fn arm(&mut self, at: SimTime) {
         if let Some((_, old)) = self.alarm.take() {
             self.env.net.cancel(old);
         }
-        let ring = self.ring.get_or_insert_with(|| {
-            let to = ctx.address();
-            Rc::new(move || to.do_send(RequestTimeouts))
-        });
-        let ring = ring.clone();
+        let ring = self.ring.clone();
         self.alarm = Some((at, self.env.net.after(self.env.node, at.since(self.env.now()), move || ring())));
     }
 
@@ -364,10 +349,7 @@ impl<P> Remoting<P> {
     /// The alarm rang: every request past its deadline fails, and its channel is closed
     /// (`clientCloseSocketIfTimeout`, see `timed_out`), unless it is still waiting for
     /// its connect. The alarm is set again for the next deadline.
-    pub fn on_timeouts<A>(&mut self, ctx: &Context<A>) -> Dones<P>
-    where
-        A: Actor<Context = Context<A>> + Handler<RequestTimeouts>,
-    {
+    pub fn on_timeouts(&mut self) -> Dones<P> {
         self.alarm = None;
         let now = self.env.now();
         let expired: Vec<MsgId> = self.pending.iter().filter(|(_, r)| r.deadline <= now).map(|(id, _)| *id).collect();
@@ -383,9 +365,9 @@ impl<P> Remoting<P> {
             out.push(Done::Failed { purpose: req.purpose, namesrv: req.namesrv, failure });
         }
         if self.keep_alarm {
-            self.follow_deadlines(ctx);
+            self.follow_deadlines();
         } else if let Some(next) = earliest(&self.pending) {
-            self.arm(next, ctx);
+            self.arm(next);
         }
         out
     }

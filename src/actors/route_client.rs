@@ -9,7 +9,8 @@
 //! `rocketmq::client::RouteClientCore`.
 
 use crate::actors::env::{Env, Stop};
-use crate::actors::remoting::{Done, Remoting, RequestTimeouts, Servers};
+use crate::actors::inbox::Local;
+use crate::actors::remoting::{Done, Remoting, RequestTimeouts};
 use crate::rocketmq::client::{RouteClientCore, RouteUpdate};
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::types::TopicRouteData;
@@ -47,19 +48,21 @@ pub struct RouteClient {
     /// Whether the process has producers (which take the brokers' traffic themselves: see
     /// `Net::share_endpoint`).
     producers: bool,
+    /// Its own address: where its timers' messages go.
+    me: Local<RouteClient>,
 }
 
 impl RouteClient {
+    /// `remoting` is the process's client to the name servers, whose alarm rings `me`.
     pub fn new(
         env: Env,
         core: Rc<RefCell<RouteClientCore>>,
-        namesrvs: Servers,
-        start_index: usize,
+        remoting: Remoting<String>,
         topics: Vec<String>,
         poll_interval: SimDuration,
         timeout: SimDuration,
+        me: Local<RouteClient>,
     ) -> Self {
-        let remoting = Remoting::new(env.clone(), namesrvs, start_index);
         RouteClient {
             env,
             core,
@@ -70,6 +73,7 @@ impl RouteClient {
             round: None,
             clean_waiting: false,
             producers: false,
+            me,
         }
     }
 
@@ -80,14 +84,14 @@ impl RouteClient {
     }
 
     /// Asks for the next topic of the round, or ends the round.
-    fn next_topic(&mut self, ctx: &mut Context<Self>) {
+    fn next_topic(&mut self) {
         let Some((scheduled, queue)) = &mut self.round else { return };
         let Some(topic) = queue.pop_front() else {
             // `scheduleAtFixedRate`: the next round is one period after this one was due.
             let scheduled = *scheduled;
             self.round = None;
             let (next, delay) = self.env.fixed_rate_delay(scheduled, self.poll_interval);
-            self.env.after(delay, ctx.address(), PollTick(next));
+            self.env.after(delay, self.me.clone(), PollTick(next));
             if std::mem::take(&mut self.clean_waiting) {
                 self.core.borrow_mut().clean_offline_broker();
             }
@@ -96,10 +100,10 @@ impl RouteClient {
         let ns = self.remoting.choose();
         self.core.borrow_mut().set_current(ns);
         let msg = RmqMsg::GetRouteInfo { topic: topic.clone() };
-        self.remoting.invoke_sync(ns, msg, self.timeout, topic, ctx);
+        self.remoting.invoke_sync(ns, msg, self.timeout, topic);
     }
 
-    fn done(&mut self, done: Done<String>, ctx: &mut Context<Self>) {
+    fn done(&mut self, done: Done<String>) {
         match done {
             Done::Answered { purpose: topic, namesrv, reply: RmqMsg::RouteInfo { route, .. } } => {
                 let namesrv = self.remoting.name(namesrv).to_string();
@@ -111,7 +115,7 @@ impl RouteClient {
                 self.env.record(RmqNote::PollFailed { namesrv, reason: failure.to_string() });
             }
         }
-        self.next_topic(ctx);
+        self.next_topic();
     }
 
     fn answered(&mut self, topic: &str, namesrv: String, route: Option<Arc<TopicRouteData>>) {
@@ -139,13 +143,13 @@ impl RouteClient {
 impl Actor for RouteClient {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         let first = self.env.now() + FIRST_POLL_DELAY;
-        self.env.after(FIRST_POLL_DELAY, ctx.address(), PollTick(first));
+        self.env.after(FIRST_POLL_DELAY, self.me.clone(), PollTick(first));
         // Only a producer reads the broker address table.
         if self.producers {
             let first = self.env.now() + FIRST_CLEAN_DELAY;
-            self.env.after(FIRST_CLEAN_DELAY, ctx.address(), CleanTick(first));
+            self.env.after(FIRST_CLEAN_DELAY, self.me.clone(), CleanTick(first));
         }
     }
 }
@@ -157,13 +161,13 @@ struct CleanTick(SimTime);
 
 impl Handler<CleanTick> for RouteClient {
     type Result = ();
-    fn handle(&mut self, CleanTick(scheduled): CleanTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, CleanTick(scheduled): CleanTick, _: &mut Context<Self>) {
         match self.round {
             Some(_) => self.clean_waiting = true,
             None => self.core.borrow_mut().clean_offline_broker(),
         }
         let (next, delay) = self.env.fixed_rate_delay(scheduled, CLEAN_INTERVAL);
-        self.env.after(delay, ctx.address(), CleanTick(next));
+        self.env.after(delay, self.me.clone(), CleanTick(next));
     }
 }
 
@@ -174,26 +178,26 @@ pub struct PollTick(pub SimTime);
 
 impl Handler<PollTick> for RouteClient {
     type Result = ();
-    fn handle(&mut self, PollTick(scheduled): PollTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, PollTick(scheduled): PollTick, _: &mut Context<Self>) {
         self.round = Some((scheduled, self.topics.iter().cloned().collect()));
-        self.next_topic(ctx);
+        self.next_topic();
     }
 }
 
 impl Handler<RequestTimeouts> for RouteClient {
     type Result = ();
-    fn handle(&mut self, _: RequestTimeouts, ctx: &mut Context<Self>) {
-        for done in self.remoting.on_timeouts(ctx) {
-            self.done(done, ctx);
+    fn handle(&mut self, _: RequestTimeouts, _: &mut Context<Self>) {
+        for done in self.remoting.on_timeouts() {
+            self.done(done);
         }
     }
 }
 
 impl Handler<Packet> for RouteClient {
     type Result = ();
-    fn handle(&mut self, p: Packet, ctx: &mut Context<Self>) {
+    fn handle(&mut self, p: Packet, _: &mut Context<Self>) {
         for done in self.remoting.on_packet(p) {
-            self.done(done, ctx);
+            self.done(done);
         }
     }
 }

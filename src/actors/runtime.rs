@@ -3,8 +3,8 @@
 //! actix runs an actor as one future, its `ContextFut`: it polls the actor's mailbox and runs
 //! each message's handler. `Actor::start` hands that future to actix-rt, which spawns it on a
 //! tokio `LocalSet`; a run does the same here, on a queue of its own ([`start`], [`run`]).
-//! Actors, addresses, mailboxes and handlers are actix's, unchanged: only who polls the futures
-//! differs.
+//! Actors, contexts and handlers are actix's, unchanged: what differs is who polls the futures,
+//! and (`inbox`) the queue an actor's messages wait in.
 //!
 //! Why not tokio's `LocalSet`: a simulation runs on one thread, and each of its instants wakes
 //! and polls a few actors. tokio's tasks are built for many threads: every wake-up and poll moves

@@ -7,6 +7,7 @@
 
 use crate::actors::batcher::{Batcher, Submit};
 use crate::actors::env::{Env, Stop};
+use crate::actors::inbox::Local;
 use crate::rocketmq::notes::RmqNote;
 use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::{SimDuration, SimTime};
@@ -19,29 +20,32 @@ pub struct Scanner {
     env: Env,
     /// Read-only: the Java scan iterates `brokerLiveTable` without taking the lock.
     table: Rc<RefCell<RouteInfoManager>>,
-    batcher: Addr<Batcher>,
+    batcher: Local<Batcher>,
     interval: SimDuration,
     initial_delay: SimDuration,
+    /// Its own address: where its timer's message goes.
+    me: Local<Scanner>,
 }
 
 impl Scanner {
     pub fn new(
         env: Env,
         table: Rc<RefCell<RouteInfoManager>>,
-        batcher: Addr<Batcher>,
+        batcher: Local<Batcher>,
         interval: SimDuration,
         initial_delay: SimDuration,
+        me: Local<Scanner>,
     ) -> Self {
-        Scanner { env, table, batcher, interval, initial_delay }
+        Scanner { env, table, batcher, interval, initial_delay, me }
     }
 }
 
 impl Actor for Scanner {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         let first = self.env.now() + self.initial_delay;
-        self.env.after(self.initial_delay, ctx.address(), ScanTick(first));
+        self.env.after(self.initial_delay, self.me.clone(), ScanTick(first));
     }
 }
 
@@ -52,7 +56,7 @@ pub struct ScanTick(pub SimTime);
 
 impl Handler<ScanTick> for Scanner {
     type Result = ();
-    fn handle(&mut self, ScanTick(scheduled): ScanTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, ScanTick(scheduled): ScanTick, _: &mut Context<Self>) {
         let now = self.env.now();
         // The planted bug moves the scan one millisecond ahead: `last + timeout <= now`.
         let planted = self.env.mutation == Some(Mutation::ScanAtTimeout);
@@ -80,7 +84,7 @@ impl Handler<ScanTick> for Scanner {
             }
         }
         let (next, delay) = self.env.fixed_rate_delay(scheduled, self.interval);
-        self.env.after(delay, ctx.address(), ScanTick(next));
+        self.env.after(delay, self.me.clone(), ScanTick(next));
     }
 }
 

@@ -169,7 +169,8 @@ pub fn run(scenario: &Scenario, opts: RunOptions) -> RunReport {
         let run = Name::new("run");
         let begin = RunNote::Begin { scenario: scenario.name.clone(), seed, duration: scenario.duration };
         obs.record(SimTime::ZERO, run, What::Run(begin));
-        crate::actors::runtime::start(Director::new(net.clone(), obs.clone(), scenario, opts.mutation));
+        let director = crate::actors::inbox::Local::new();
+        director.start(Director::new(net.clone(), obs.clone(), scenario, opts.mutation, director.clone()));
         let stop = opts.stop.clone();
         let stopped = net.start_driver(end, opts.max_events, opts.stop).await;
         let events = obs.trace.borrow().count();

@@ -36,7 +36,7 @@ impl Broker {
         }
         self.shutdown = Some(next + 1);
         let msg = RmqMsg::UnregisterBroker { request: Box::new(self.core.unregister_request()) };
-        self.remoting.invoke_sync(next, msg, broker::UNREGISTER_TIMEOUT, Call::Unregister, ctx);
+        self.remoting.invoke_sync(next, msg, broker::UNREGISTER_TIMEOUT, Call::Unregister);
         self.env.record(RmqNote::UnregisterSent { namesrv: self.remoting.name(next).to_string() });
     }
 }

@@ -11,6 +11,7 @@
 //! metadata (`InstanceMetadataProcessor`, a `RequestProcessor4CP`).
 
 use super::{Director, Running};
+use crate::actors::inbox::Local;
 use crate::actors::nacos_app::{AppInstance, DeregisterInstance, NacosApp, Shutdown};
 use crate::actors::nacos_distro::{Distro, LoadTick, VerifyTick};
 use crate::actors::nacos_filter::DistroFilter;
@@ -21,7 +22,6 @@ use crate::actors::nacos_member::{MemberTick, Membership, FIRST_REPORT_DELAY};
 use crate::actors::nacos_server::NacosServer;
 use crate::actors::nacos_server::{SetSwitches, UpdateInstance};
 use crate::actors::nacos_subscriber::NacosSubscriber;
-use crate::actors::runtime;
 use crate::nacos::cluster::sync::VERIFY_INTERVAL;
 use crate::nacos::cluster::MemberView;
 use crate::nacos::grpc::client::ConnView;
@@ -35,7 +35,6 @@ use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
 use crate::sim::name::Name;
 use crate::sim::scenario::{NacosAppSpec, NacosServerSpec, Scenario, SubscriberSpec, Transport};
-use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -86,12 +85,11 @@ impl Director {
             core.borrow_mut().plant(m);
         }
         self.env.obs.world.set_nacos_server(&spec.name, Some(core.clone()));
-        let server_ctx = Context::<NacosServer>::new();
-        let server = server_ctx.address();
+        let (server, checker) = (Local::new(), Local::new());
         // The process must be up before any of its actors sets a timer.
-        let env = self.start_process(&spec.name, Some(server.clone().recipient()));
-        let checker = runtime::start(HealthChecker::new(env.part("health"), core.clone(), server.clone()));
-        let mut actor = NacosServer::new(env.clone(), core, spec.push_delay);
+        let env = self.start_process(&spec.name, Some(server.endpoint()));
+        checker.start(HealthChecker::new(env.part("health"), core.clone(), server.clone(), checker.clone()));
+        let mut actor = NacosServer::new(env.clone(), core, spec.push_delay, server.clone());
         actor.set_checker(checker.clone());
         let members = self.scenario.nacos.cluster_of(&spec.name);
         if !members.is_empty() {
@@ -102,11 +100,11 @@ impl Director {
             self.env.obs.world.set_nacos_members(&spec.name, Some(view.clone()));
             // Distro syncs both kinds of client: 2.x connections and 1.x ip-port clients.
             let core = self.env.obs.world.nacos_server(&spec.name).expect("set above");
-            actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone()));
+            actor.set_distro(Distro::new(env.part("distro"), view.clone(), core, peers.clone(), server.clone()));
             env.after(VERIFY_INTERVAL, server.clone(), VerifyTick);
             env.after(SimDuration::ZERO, server.clone(), LoadTick);
-            actor.set_filter(DistroFilter::new(env.part("filter"), view.clone(), peers.clone()));
-            actor.set_membership(Membership::new(env.part("member"), view, peers));
+            actor.set_filter(DistroFilter::new(env.part("filter"), view.clone(), peers.clone(), server.clone()));
+            actor.set_membership(Membership::new(env.part("member"), view, peers, server.clone()));
             env.after(FIRST_REPORT_DELAY, server.clone(), MemberTick);
         }
         // The gRPC side runs only when the scenario has 2.x clients, so that scenarios without
@@ -115,10 +113,11 @@ impl Director {
             actor.set_grpc(GrpcConnections::new(
                 env.clone(),
                 self.env.obs.world.nacos_server(&spec.name).expect("set above"),
+                server.clone(),
             ));
             env.after(EJECTOR_INITIAL_DELAY, server.clone(), EjectTick);
         }
-        runtime::run(server_ctx, actor);
+        server.start(actor);
         self.running.insert(spec.name.clone(), Running::NacosServer(server, checker));
     }
 
@@ -139,27 +138,27 @@ impl Director {
         if spec.transport == Transport::Grpc {
             let view = Rc::new(RefCell::new(ConnView::default()));
             self.env.obs.world.set_grpc_client(&spec.name, Some(view.clone()));
-            let ctx = Context::<GrpcApp>::new();
-            let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-            let addr = runtime::run(ctx, GrpcApp::new(env, Arc::from(spec.name.as_str()), servers, instances, view));
-            self.running.insert(spec.name.clone(), Running::GrpcApp(addr));
+            let me = Local::new();
+            let env = self.start_process(&spec.name, Some(me.endpoint()));
+            me.start(GrpcApp::new(env, Arc::from(spec.name.as_str()), servers, instances, view, me.clone()));
+            self.running.insert(spec.name.clone(), Running::GrpcApp(me));
             return;
         }
-        let ctx = Context::<NacosApp>::new();
-        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
-        let addr = runtime::run(ctx, NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances));
-        self.running.insert(spec.name.clone(), Running::NacosApp(addr));
+        let me = Local::new();
+        let env = self.start_process(&spec.name, Some(me.endpoint()));
+        me.start(NacosApp::new(env, servers, spec.read_timeout, spec.beat_threads, instances, me.clone()));
+        self.running.insert(spec.name.clone(), Running::NacosApp(me));
     }
 
     fn start_subscriber(&mut self, spec: &SubscriberSpec) {
         let core = Rc::new(RefCell::new(SubscriberCore::new()));
         self.env.obs.world.set_nacos_subscriber(&spec.name, Some(core.clone()));
         let servers = self.nacos_servers(&spec.servers);
-        let ctx = Context::<NacosSubscriber>::new();
-        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+        let me = Local::new();
+        let env = self.start_process(&spec.name, Some(me.endpoint()));
         let udp = (Name::new(&spec.ip), spec.udp_port);
-        let actor = NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp);
-        self.running.insert(spec.name.clone(), Running::NacosSubscriber(runtime::run(ctx, actor)));
+        me.start(NacosSubscriber::new(env, core, servers, spec.read_timeout, spec.services.clone(), udp, me.clone()));
+        self.running.insert(spec.name.clone(), Running::NacosSubscriber(me));
     }
 
     /// SIGTERM for a Nacos application: its shutdown hook deregisters first. False if `name` is
@@ -201,7 +200,7 @@ impl Director {
     }
 
     /// The server actor an operator's call reaches, or why none does.
-    fn reachable(&self, server: &str) -> Result<&Addr<NacosServer>, &'static str> {
+    fn reachable(&self, server: &str) -> Result<&Local<NacosServer>, &'static str> {
         match self.running.get(server) {
             Some(Running::NacosServer(..)) if self.hung_since.contains_key(server) => Err("hung"),
             Some(Running::NacosServer(addr, _)) => Ok(addr),

@@ -5,11 +5,11 @@
 use super::{Director, Running};
 use crate::actors::batcher::Batcher;
 use crate::actors::broker::Broker;
+use crate::actors::inbox::Local;
 use crate::actors::namesrv::RouteTable;
 use crate::actors::producer::Producers;
-use crate::actors::remoting::Servers;
+use crate::actors::remoting::{Remoting, Servers};
 use crate::actors::route_client::RouteClient;
-use crate::actors::runtime;
 use crate::actors::scanner::Scanner;
 use crate::rocketmq::broker::BrokerCore;
 use crate::rocketmq::client::RouteClientCore;
@@ -17,7 +17,6 @@ use crate::rocketmq::route_table::RouteInfoManager;
 use crate::sim::clock::SimDuration;
 use crate::sim::ids::NodeId;
 use crate::sim::scenario::{BrokerSpec, ClientSpec, NamesrvSpec};
-use actix::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -29,24 +28,27 @@ impl Director {
         }
         let table = Rc::new(RefCell::new(core));
         self.env.obs.world.set_namesrv(&spec.name, Some(table.clone()));
-        let batcher_ctx = Context::<Batcher>::new();
-        let table_ctx = Context::<RouteTable>::new();
-        let (batcher, route_table) = (batcher_ctx.address(), table_ctx.address());
+        let (batcher, route_table, scanner) = (Local::new(), Local::new(), Local::new());
         // The process must be up before any of its actors sets a timer.
-        let env = self.start_process(&spec.name, Some(route_table.clone().recipient()));
+        let env = self.start_process(&spec.name, Some(route_table.endpoint()));
         self.idle_close(env.node, spec.idle_close);
-        let scanner = runtime::start(Scanner::new(
+        scanner.start(Scanner::new(
             env.part("scanner"),
             table.clone(),
             batcher.clone(),
             spec.scan_interval,
             spec.scan_initial_delay,
+            scanner.clone(),
         ));
-        runtime::run(table_ctx, RouteTable::new(env.clone(), table, batcher, scanner));
-        runtime::run(
-            batcher_ctx,
-            Batcher::new(env.part("batcher"), spec.queue_capacity, spec.unregister_delay, route_table.clone()),
-        );
+        route_table.start(RouteTable::new(env.clone(), table, batcher.clone(), scanner));
+        let part = env.part("batcher");
+        batcher.start(Batcher::new(
+            part,
+            spec.queue_capacity,
+            spec.unregister_delay,
+            route_table.clone(),
+            batcher.clone(),
+        ));
         self.running.insert(spec.name.clone(), Running::Namesrv(route_table));
     }
 
@@ -75,11 +77,11 @@ impl Director {
         disk.set(Some(core.data_version()));
         let namesrvs = self.servers(&spec.namesrvs);
         let start_index = self.namesrv_index();
-        let ctx = Context::<Broker>::new();
-        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+        let me = Local::new();
+        let env = self.start_process(&spec.name, Some(me.endpoint()));
         self.idle_close(env.node, spec.idle_close);
-        let addr = runtime::run(ctx, Broker::new(env, core, namesrvs, start_index, disk));
-        self.running.insert(spec.name.clone(), Running::Broker(addr));
+        me.start(Broker::new(env, core, namesrvs, start_index, disk, me.clone()));
+        self.running.insert(spec.name.clone(), Running::Broker(me));
     }
 
     pub(super) fn start_client(&mut self, spec: &ClientSpec) {
@@ -91,19 +93,13 @@ impl Director {
         let core = Rc::new(RefCell::new(core));
         self.env.obs.world.set_client(&spec.name, Some(core.clone()));
         let namesrvs = self.servers(&spec.namesrvs);
-        let ctx = Context::<RouteClient>::new();
-        let env = self.start_process(&spec.name, Some(ctx.address().recipient()));
+        let me = Local::new();
+        let env = self.start_process(&spec.name, Some(me.endpoint()));
         self.idle_close(env.node, spec.idle_close);
         let topics = spec.topics.clone();
-        let mut actor = RouteClient::new(
-            env.clone(),
-            core.clone(),
-            namesrvs,
-            start_index,
-            topics,
-            spec.poll_interval,
-            spec.timeout,
-        );
+        let remoting = Remoting::new(env.clone(), namesrvs, start_index, me.clone());
+        let mut actor =
+            RouteClient::new(env.clone(), core.clone(), remoting, topics, spec.poll_interval, spec.timeout, me.clone());
         // The client's producers share its route cache and its node: the brokers' traffic is
         // theirs, the name servers' the route client's.
         let specs: Vec<_> = self.scenario.producers.iter().filter(|p| p.client == spec.name).cloned().collect();
@@ -114,11 +110,13 @@ impl Director {
             let nodes: Vec<NodeId> = brokers.iter().map(|(_, n)| *n).collect();
             core.borrow_mut().keep_broker_addrs();
             let (net, node) = (env.net.clone(), env.node);
-            let addr = runtime::start(Producers::new(env, core, brokers, specs));
-            net.share_endpoint(node, nodes, addr.clone().recipient());
+            let addr = Local::new();
+            addr.start(Producers::new(env, core, brokers, specs, addr.clone()));
+            net.share_endpoint(node, nodes, addr.endpoint());
             actor = actor.with_producers();
             producers = Some(addr);
         }
-        self.running.insert(spec.name.clone(), Running::Client(runtime::run(ctx, actor), producers));
+        me.start(actor);
+        self.running.insert(spec.name.clone(), Running::Client(me, producers));
     }
 }

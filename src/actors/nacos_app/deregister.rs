@@ -22,7 +22,7 @@ impl NacosApp {
         self.reactor.remove_beat_info(&i.service.grouped, &ip, port);
         let req = DeregisterReq { service: i.service.clone(), cluster: i.instance.cluster.clone(), ip, port };
         let msg = NacosMsg::Deregister(Arc::new(req));
-        if let Some(o) = self.http.call(Purpose::Deregister { idx, shutdown }, msg, ctx) {
+        if let Some(o) = self.http.call(Purpose::Deregister { idx, shutdown }, msg) {
             self.outcome(&o, ctx);
         }
     }

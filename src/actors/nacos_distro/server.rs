@@ -23,13 +23,13 @@ impl NacosServer {
     }
 
     /// Queues the syncs that the last changes call for, and arms the engine's next tick.
-    pub(crate) fn distro_collect(&mut self, ctx: &mut Context<Self>) {
+    pub(crate) fn distro_collect(&mut self) {
         let Some(d) = self.distro() else { return };
         d.collect();
-        self.arm_distro(ctx);
+        self.arm_distro();
     }
 
-    fn arm_distro(&mut self, ctx: &mut Context<Self>) {
+    fn arm_distro(&mut self) {
         let Some(d) = self.distro() else { return };
         let Some(at) = d.tasks.next_wake() else { return };
         if d.timer.is_some_and(|(armed, _)| armed <= at) {
@@ -38,13 +38,13 @@ impl NacosServer {
         if let Some((_, old)) = d.timer.take() {
             d.env.net.cancel(old);
         }
-        let timer = d.env.after(at.since(d.env.now()), ctx.address(), DistroTick);
+        let timer = d.env.after(at.since(d.env.now()), d.me.clone(), DistroTick);
         d.timer = Some((at, timer));
     }
 
     /// `DistroDataRequestHandler`: a peer's CHANGE, DELETE or VERIFY, answered here; and the
     /// answers and notices for our own sends. True if the packet was Distro's.
-    pub(crate) fn on_distro(&mut self, p: &Packet, ctx: &mut Context<Self>) -> bool {
+    pub(crate) fn on_distro(&mut self, p: &Packet) -> bool {
         let Some(d) = self.distro() else { return false };
         let load_failed = match &p.body {
             Body::Notice(Notice::SendFailed { msg, .. }) => d.load_failed(*msg).map(|next| (next, true)),
@@ -55,14 +55,14 @@ impl NacosServer {
             _ => None,
         };
         if let Some((next, consumed)) = load_failed {
-            self.after_load(next, ctx);
+            self.after_load(next);
             if consumed {
                 return true;
             }
         }
         let Some(d) = self.distro() else { return false };
         if d.on_packet(p) {
-            self.arm_distro(ctx);
+            self.arm_distro();
             return true;
         }
         let now = d.env.now();
@@ -92,7 +92,7 @@ impl NacosServer {
                 d.loaded = true;
                 d.env.record(NacosNote::DistroLoaded { from: peer, clients: clients.len() });
                 if !changes.is_empty() {
-                    self.changed(changes, ctx);
+                    self.changed(changes);
                 }
                 return true;
             }
@@ -107,7 +107,7 @@ impl NacosServer {
         };
         d.env.send_on(p.channel, Body::Nacos(NacosMsg::Reply { reply_to: p.id, answer }));
         if !changes.is_empty() {
-            self.changed(changes, ctx);
+            self.changed(changes);
         }
         true
     }
@@ -115,11 +115,11 @@ impl NacosServer {
 
 impl NacosServer {
     /// Arms what follows a load step: the request's timeout, or the next round.
-    fn after_load(&mut self, next: Result<(MsgId, SimDuration), SimDuration>, ctx: &mut Context<Self>) {
+    fn after_load(&mut self, next: Result<(MsgId, SimDuration), SimDuration>) {
         let Some(d) = self.distro() else { return };
         match next {
-            Ok((id, timeout)) => d.env.after(timeout, ctx.address(), LoadTimeout(id)),
-            Err(delay) => d.env.after(delay, ctx.address(), LoadTick),
+            Ok((id, timeout)) => d.env.after(timeout, d.me.clone(), LoadTimeout(id)),
+            Err(delay) => d.env.after(delay, d.me.clone(), LoadTick),
         };
     }
 }
@@ -132,7 +132,7 @@ pub struct LoadTick;
 
 impl Handler<LoadTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: LoadTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: LoadTick, _: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
         // `DistroLoadDataTask#load` waits while `allMembersWithoutSelf` is empty: a member alone
         // in its cluster.conf never finishes loading (and has nobody to verify with).
@@ -141,7 +141,7 @@ impl Handler<LoadTick> for NacosServer {
         }
         d.load_queue = d.nodes.keys().cloned().collect();
         let next = d.load_next();
-        self.after_load(next, ctx);
+        self.after_load(next);
     }
 }
 
@@ -152,10 +152,10 @@ struct LoadTimeout(MsgId);
 
 impl Handler<LoadTimeout> for NacosServer {
     type Result = ();
-    fn handle(&mut self, LoadTimeout(id): LoadTimeout, ctx: &mut Context<Self>) {
+    fn handle(&mut self, LoadTimeout(id): LoadTimeout, _: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
         if let Some(next) = d.load_failed(id) {
-            self.after_load(next, ctx);
+            self.after_load(next);
         }
     }
 }
@@ -167,16 +167,16 @@ struct DistroTick;
 
 impl Handler<DistroTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: DistroTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: DistroTick, _: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
         d.timer = None;
         let now = d.env.now();
         for (target, conn, op) in d.tasks.take_due(now) {
             if let Some((id, timeout)) = d.send_sync(target, conn, op) {
-                d.env.after(timeout, ctx.address(), DistroTimeout(id));
+                d.env.after(timeout, d.me.clone(), DistroTimeout(id));
             }
         }
-        self.arm_distro(ctx);
+        self.arm_distro();
     }
 }
 
@@ -187,7 +187,7 @@ pub struct VerifyTick;
 
 impl Handler<VerifyTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: VerifyTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: VerifyTick, _: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
         let now = d.env.now();
         let expired = d.core.borrow_mut().expire_copies(now);
@@ -197,11 +197,11 @@ impl Handler<VerifyTick> for NacosServer {
             changes.extend(c);
         }
         for (id, timeout) in d.verify() {
-            d.env.after(timeout, ctx.address(), DistroTimeout(id));
+            d.env.after(timeout, d.me.clone(), DistroTimeout(id));
         }
-        d.env.after(VERIFY_INTERVAL, ctx.address(), VerifyTick);
+        d.env.after(VERIFY_INTERVAL, d.me.clone(), VerifyTick);
         if !changes.is_empty() {
-            self.changed(changes, ctx);
+            self.changed(changes);
         }
     }
 }
@@ -213,9 +213,9 @@ struct DistroTimeout(MsgId);
 
 impl Handler<DistroTimeout> for NacosServer {
     type Result = ();
-    fn handle(&mut self, DistroTimeout(id): DistroTimeout, ctx: &mut Context<Self>) {
+    fn handle(&mut self, DistroTimeout(id): DistroTimeout, _: &mut Context<Self>) {
         let Some(d) = self.distro() else { return };
         d.ended(id, false, "no answer within the timeout");
-        self.arm_distro(ctx);
+        self.arm_distro();
     }
 }

@@ -34,7 +34,7 @@ impl Handler<Packet> for GrpcApp {
                 if let Some(c) = current.filter(|_| *kind != crate::sim::packet::CloseKind::Local && self.running) {
                     // `bindRequestStream` `onError` / `onCompleted` while RUNNING.
                     self.env.record(NacosNote::GrpcStreamClosed { server: self.server_name(c.server), conn: c.conn });
-                    self.go_unhealthy(ctx);
+                    self.go_unhealthy();
                 }
                 let on_it: Vec<MsgId> = self
                     .inflight
@@ -79,7 +79,7 @@ impl GrpcApp {
                 if !self.running && !back {
                     // A switch was asked for while the check ran (a closed stream, an
                     // `UN_REGISTER` answer): the next `poll` returns that signal at once.
-                    self.start_reconnect(ctx);
+                    self.start_reconnect();
                     return;
                 }
                 if let Some(c) = &self.current {
@@ -91,12 +91,12 @@ impl GrpcApp {
                         self.view.borrow_mut().set(Some(server));
                     }
                 }
-                self.poll_again(ctx);
+                self.poll_again();
             }
             // An error answer ends the check: `response.isSuccess()` is false, no retry.
             Req::Health { .. } => {
                 let message = Arc::from("Connection is unregistered.");
-                self.health_failed(Failure::Http { status: error.unwrap_or(0) as u16, message }, ctx)
+                self.health_failed(Failure::Http { status: error.unwrap_or(0) as u16, message })
             }
             Req::Register { idx, .. } => {
                 let i = &self.instances[idx];
@@ -111,7 +111,7 @@ impl GrpcApp {
                 let failure = Failure::Http { status: error.unwrap_or(0) as u16, message };
                 self.env.record(NacosNote::GrpcRequestFailed { instance: i.name, server, failure });
                 // `RpcClient#request`: `UN_REGISTER` → UNHEALTHY, `switchServerAsync`.
-                self.go_unhealthy(ctx);
+                self.go_unhealthy();
             }
         }
     }

@@ -33,7 +33,7 @@ impl Handler<Poll> for GrpcApp {
         if self.running && keep_alive_due(self.env.now(), self.last_active) {
             self.begin_health_check(false, ctx);
         } else {
-            self.env.after(CONNECTION_KEEP_ALIVE, ctx.address(), Poll);
+            self.env.after(CONNECTION_KEEP_ALIVE, self.me.clone(), Poll);
         }
     }
 }
@@ -59,10 +59,10 @@ pub(super) struct ReconnectTry;
 
 impl Handler<ReconnectTry> for GrpcApp {
     type Result = ();
-    fn handle(&mut self, _: ReconnectTry, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: ReconnectTry, _: &mut Context<Self>) {
         if !self.running {
             self.thread = Thread::Reconnecting;
-            self.connect(false, ctx);
+            self.connect(false);
         }
     }
 }
@@ -75,7 +75,7 @@ pub(super) struct RedoTick;
 impl Handler<RedoTick> for GrpcApp {
     type Result = ();
     fn handle(&mut self, _: RedoTick, ctx: &mut Context<Self>) {
-        self.env.after(REDO_DELAY, ctx.address(), RedoTick);
+        self.env.after(REDO_DELAY, self.me.clone(), RedoTick);
         // `if (!redoService.isConnected()) return`, and `isClientDisabled()` per instance.
         let todo = self.redo.to_redo();
         let Some(c) = self.current.clone().filter(|_| self.running && !todo.is_empty()) else { return };

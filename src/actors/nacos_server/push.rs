@@ -24,7 +24,7 @@ impl NacosServer {
         }
     }
 
-    pub(super) fn rearm_push(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn rearm_push(&mut self) {
         let Some(at) = self.push.next_wake() else { return };
         if self.push_timer.is_some_and(|(armed, _)| armed <= at) {
             return;
@@ -32,7 +32,7 @@ impl NacosServer {
         if let Some((_, old)) = self.push_timer.take() {
             self.env.net.cancel(old);
         }
-        let timer = self.env.after(at.since(self.env.now()), ctx.address(), PushTick);
+        let timer = self.env.after(at.since(self.env.now()), self.me.clone(), PushTick);
         self.push_timer = Some((at, timer));
     }
 
@@ -42,7 +42,7 @@ impl NacosServer {
         service: &crate::nacos::types::ServiceKey,
         subscriber: &ClientKey,
         data: &Arc<ServiceInfo>,
-        ctx: &mut Context<Self>,
+        _: &mut Context<Self>,
     ) {
         let Some(&node) = self.udp.get(subscriber) else { return };
         self.next_ack += 1;
@@ -55,7 +55,7 @@ impl NacosServer {
         let pending =
             Unacked { service: service.clone(), subscriber: subscriber.clone(), node, data: data.clone(), sends: 1 };
         self.unacked.insert(ack, pending);
-        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
+        self.push_env.after(UDP_ACK_TIMEOUT, self.me.clone(), AckTimeout(ack));
     }
 
     /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
@@ -102,7 +102,7 @@ impl Handler<PushTick> for NacosServer {
         for (service, targets) in self.push.take_ripe(self.env.now()) {
             self.push_service(&service, targets, ctx);
         }
-        self.rearm_push(ctx);
+        self.rearm_push();
     }
 }
 
@@ -113,7 +113,7 @@ struct AckTimeout(u64);
 
 impl Handler<AckTimeout> for NacosServer {
     type Result = ();
-    fn handle(&mut self, AckTimeout(ack): AckTimeout, ctx: &mut Context<Self>) {
+    fn handle(&mut self, AckTimeout(ack): AckTimeout, _: &mut Context<Self>) {
         let Some(p) = self.unacked.get_mut(&ack) else { return };
         let (service, subscriber) = (p.service.clone(), p.subscriber.clone());
         if p.sends > UDP_MAX_RETRY_TIMES {
@@ -126,7 +126,7 @@ impl Handler<AckTimeout> for NacosServer {
         p.sends += 1;
         let body = Body::Nacos(NacosMsg::Push { data: p.data.clone(), ack });
         self.push_env.net.send_datagram(self.push_env.node, p.node, body);
-        self.push_env.after(UDP_ACK_TIMEOUT, ctx.address(), AckTimeout(ack));
+        self.push_env.after(UDP_ACK_TIMEOUT, self.me.clone(), AckTimeout(ack));
         self.push_env.record(NacosNote::PushResent { service, subscriber });
     }
 }
@@ -141,11 +141,11 @@ pub struct PushResumed {
 
 impl Handler<PushResumed> for NacosServer {
     type Result = ();
-    fn handle(&mut self, PushResumed { since }: PushResumed, ctx: &mut Context<Self>) {
+    fn handle(&mut self, PushResumed { since }: PushResumed, _: &mut Context<Self>) {
         self.push.resume(since, self.env.now());
         if let Some((_, old)) = self.push_timer.take() {
             self.env.net.cancel(old);
         }
-        self.rearm_push(ctx);
+        self.rearm_push();
     }
 }

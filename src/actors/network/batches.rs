@@ -1,9 +1,11 @@
 //! One driver pass's deliveries, gathered per endpoint: a name server that 500 brokers register
 //! with in the same millisecond is woken once, with all 500, not 500 times.
 
+use crate::actors::inbox::Endpoint;
 use crate::sim::ids::NodeId;
 use crate::sim::packet::Packet;
 use actix::prelude::*;
+use std::rc::Rc;
 
 /// Every packet one endpoint receives in one pass over an instant, as one actix message. Each
 /// endpoint handles them in arrival order with its own `Handler<Packet>`.
@@ -69,7 +71,7 @@ const MAX_BATCH_RESERVE: usize = 255;
 /// every delivered packet looks at, stay 16 bytes a node.
 #[derive(Default)]
 pub(super) struct Endpoints {
-    main: Vec<Option<Recipient<Packets>>>,
+    main: Vec<Option<Rc<dyn Endpoint>>>,
     parts: Vec<Option<Box<Part>>>,
 }
 
@@ -77,7 +79,7 @@ struct Part {
     /// By node id: whether this actor takes what that peer sends (and the notices about it,
     /// which the network writes as coming from the peer).
     peers: Vec<bool>,
-    to: Recipient<Packets>,
+    to: Rc<dyn Endpoint>,
 }
 
 impl Part {
@@ -94,13 +96,13 @@ impl Endpoints {
     }
 
     /// `node`'s endpoint from now on, without a part (`None`: its packets are dropped).
-    pub(super) fn set(&mut self, node: NodeId, endpoint: Option<Recipient<Packets>>) {
+    pub(super) fn set(&mut self, node: NodeId, endpoint: Option<Rc<dyn Endpoint>>) {
         self.main[node.0 as usize] = endpoint;
         self.parts[node.0 as usize] = None;
     }
 
     /// `to` takes what `peers` send `node`.
-    pub(super) fn share(&mut self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Recipient<Packets>) {
+    pub(super) fn share(&mut self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Rc<dyn Endpoint>) {
         let mut takes = vec![false; self.main.len()];
         for peer in peers.into_iter().map(|p| p.0 as usize) {
             if peer >= takes.len() {
@@ -222,7 +224,7 @@ impl Batches {
     fn send(node: NodeId, packets: Packets, endpoints: &Endpoints, hold_part: bool) -> Option<Packets> {
         let main = endpoints.main[node.0 as usize].as_ref()?;
         let Some(part) = &endpoints.parts[node.0 as usize] else {
-            main.do_send(packets);
+            main.deliver(packets);
             return None;
         };
         let (theirs, ours) = match packets {
@@ -241,12 +243,12 @@ impl Batches {
             }
         };
         if let Some(ours) = ours {
-            main.do_send(ours);
+            main.deliver(ours);
         }
         match (theirs, hold_part) {
             (Some(theirs), true) => Some(theirs),
             (Some(theirs), false) => {
-                part.to.do_send(theirs);
+                part.to.deliver(theirs);
                 None
             }
             (None, _) => None,
@@ -278,7 +280,6 @@ mod tests {
     use crate::sim::ids::{ChannelId, MsgId};
     use crate::sim::packet::{Body, CloseKind, Notice};
     use std::cell::RefCell;
-    use std::rc::Rc;
 
     type Log = Rc<RefCell<Vec<(u32, &'static str, Vec<MsgId>)>>>;
 
@@ -288,6 +289,8 @@ mod tests {
     impl Actor for Recorder {
         type Context = Context<Self>;
     }
+
+    crate::local_actor!(endpoints: Recorder; parts:);
 
     impl Handler<Packets> for Recorder {
         type Result = ();
@@ -320,10 +323,9 @@ mod tests {
             for node in 0..3 {
                 endpoints.add();
                 if node < 2 {
-                    endpoints.set(
-                        NodeId(node),
-                        Some(crate::actors::runtime::start(Recorder(node, log.clone())).recipient()),
-                    );
+                    let recorder = crate::actors::inbox::Local::new();
+                    recorder.start(Recorder(node, log.clone()));
+                    endpoints.set(NodeId(node), Some(recorder.endpoint()));
                 }
             }
             // Started, as a run's actors are before its first pass.

@@ -11,7 +11,7 @@
 //!    entry for the current instant wakes it at once, without moving time);
 //! 2. let the observer check the state left by every earlier instant;
 //! 3. pop every entry due now, in insertion order, and deliver it: a packet goes to its
-//!    endpoint's mailbox (or is parked, reset or discarded), a timer runs its closure.
+//!    endpoint's inbox (or is parked, reset or discarded), a timer runs its closure.
 //!
 //! Actors hand packets and timers to the network synchronously through [`Net`] — like writing to
 //! a socket buffer — and receive them as actix messages.
@@ -27,6 +27,7 @@ pub use alarm::Alarm;
 pub use batches::Packets;
 pub use idle::IdleGate;
 
+use crate::actors::inbox::Endpoint;
 use crate::sim::agenda::Agenda;
 use crate::sim::clock::{SimDuration, SimTime};
 use crate::sim::ids::{ChannelId, MsgId, NodeId, ProcState};
@@ -163,7 +164,7 @@ impl Net {
     /// Starts (or restarts) `node`; `endpoint` receives its packets (`None` for a process that
     /// only keeps timers, like the director).
     /// Returns the new incarnation's epoch.
-    pub fn start_process(&self, node: NodeId, endpoint: Option<Recipient<Packets>>) -> u32 {
+    pub fn start_process(&self, node: NodeId, endpoint: Option<Rc<dyn Endpoint>>) -> u32 {
         let mut k = self.0.borrow_mut();
         let now = k.now;
         let epoch = k.core.start(node);
@@ -181,7 +182,7 @@ impl Net {
 
     /// A second actor of running process `node` takes what `peers` send it (and the notices
     /// about its channels to them); its endpoint keeps the rest. Until the process stops.
-    pub fn share_endpoint(&self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Recipient<Packets>) {
+    pub fn share_endpoint(&self, node: NodeId, peers: impl IntoIterator<Item = NodeId>, to: Rc<dyn Endpoint>) {
         self.0.borrow_mut().endpoints.share(node, peers, to);
     }
 
