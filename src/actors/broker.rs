@@ -153,9 +153,8 @@ impl Broker {
         });
         let timeout = self.core.config.register_timeout;
         self.registering = Some((job, names));
-        // One task per name server on `brokerOuterExecutor`, all at once. The last takes the
-        // request itself: each clone and drop of the `Arc` is an atomic count.
-        for (i, request) in std::iter::repeat_n(Arc::new(request), names).enumerate() {
+        // One task per name server on `brokerOuterExecutor`, all at once, sharing one request.
+        for (i, request) in std::iter::repeat_n(Rc::new(request), names).enumerate() {
             self.remoting.invoke_sync(i, RmqMsg::RegisterBroker(request), timeout, Call::Register);
         }
     }

@@ -31,7 +31,7 @@ pub struct RouteTable {
     /// Answers already built, valid while the table's revision is unchanged. Java builds a
     /// fresh copy per request; sharing one immutable snapshot gives every client the same data
     /// and spares copying a 1,000-broker route thousands of times an hour.
-    answers: BTreeMap<String, Option<Arc<TopicRouteData>>>,
+    answers: BTreeMap<String, Option<Rc<TopicRouteData>>>,
     answers_revision: u64,
 }
 
@@ -46,7 +46,7 @@ impl RouteTable {
     }
 
     /// `pickupTopicRouteData`, through the snapshot cache.
-    fn route(&mut self, topic: &str) -> Option<Arc<TopicRouteData>> {
+    fn route(&mut self, topic: &str) -> Option<Rc<TopicRouteData>> {
         let table = self.table.borrow();
         if table.revision() != self.answers_revision {
             self.answers.clear();
@@ -54,7 +54,7 @@ impl RouteTable {
         }
         self.answers
             .entry(topic.to_string())
-            .or_insert_with(|| table.pickup_topic_route_data(topic).map(Arc::new))
+            .or_insert_with(|| table.pickup_topic_route_data(topic).map(Rc::new))
             .clone()
     }
 
@@ -110,8 +110,9 @@ impl RouteTable {
     /// Hands a conformance run's tap what just arrived (nothing without a tap).
     fn tap(&self, p: &Packet) {
         let input = || match &p.body {
+            // The tap may hand it to another thread: a copy of its own (its topics still shared).
             Body::Rmq(RmqMsg::RegisterBroker(req)) => {
-                Some(Input::Register { channel: p.channel, request: req.clone() })
+                Some(Input::Register { channel: p.channel, request: Arc::new(RegisterBrokerRequest::clone(req)) })
             }
             Body::Rmq(RmqMsg::QueryDataVersion(hb)) => Some(Input::Heartbeat {
                 channel: p.channel,

@@ -39,7 +39,6 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 
 mod outcome;
 use outcome::outcome;
@@ -75,7 +74,7 @@ struct Producer {
     /// The publish info a send beginning now takes (`topicPublishInfoTable`'s entry).
     tp: Held,
     /// The route `tp` was built from.
-    built_from: Option<Arc<TopicRouteData>>,
+    built_from: Option<Rc<TopicRouteData>>,
     next_send: u64,
     /// The schedule's next tick.
     tick: u64,
@@ -144,7 +143,7 @@ impl Producers {
         let p = &mut self.producers[i];
         let route = core.route_shared(&p.spec.topic);
         let same = match (route, &p.built_from) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
         };

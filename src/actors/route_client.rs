@@ -22,7 +22,6 @@ use actix::prelude::*;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// `MQClientInstance.startScheduledTask`: the first route refresh runs 10 ms after start.
 const FIRST_POLL_DELAY: SimDuration = SimDuration::from_millis(10);
@@ -118,7 +117,7 @@ impl RouteClient {
         self.next_topic();
     }
 
-    fn answered(&mut self, topic: &str, namesrv: String, route: Option<Arc<TopicRouteData>>) {
+    fn answered(&mut self, topic: &str, namesrv: String, route: Option<Rc<TopicRouteData>>) {
         let update = self.core.borrow_mut().on_route(topic, route);
         let view = || describe_route_brief(self.core.borrow().route(topic), VIEW_GROUPS);
         let topic = topic.to_string();

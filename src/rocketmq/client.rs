@@ -10,7 +10,7 @@ use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// What a route answer did to the client's view.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub struct RouteClientCore {
     namesrvs: Vec<String>,
     /// The name server the client asked last (`namesrvAddrChoosed`), set by its remoting client.
     current: Option<usize>,
-    routes: BTreeMap<String, Arc<TopicRouteData>>,
+    routes: BTreeMap<String, Rc<TopicRouteData>>,
     /// `brokerAddrTable`: each broker name's addresses by id, as the last changed route that
     /// listed the name gave them. A broker that leaves every route keeps its entry until
     /// [`Self::clean_offline_broker`] runs, so a send can still reach it meanwhile.
@@ -132,7 +132,7 @@ impl RouteClientCore {
     }
 
     /// `updateTopicRouteInfoFromNameServer(topic)` with the answer (`None` = TOPIC_NOT_EXIST).
-    pub fn on_route(&mut self, topic: &str, route: Option<Arc<TopicRouteData>>) -> RouteUpdate {
+    pub fn on_route(&mut self, topic: &str, route: Option<Rc<TopicRouteData>>) -> RouteUpdate {
         match route {
             None if self.routes.contains_key(topic) => RouteUpdate::NotExistKeptOld,
             None => RouteUpdate::NotExist,
@@ -144,7 +144,7 @@ impl RouteClientCore {
                     true => old.queue_datas == new.queue_datas,
                     false => *old == *new,
                 };
-                if self.routes.get(topic).is_some_and(|old| Arc::ptr_eq(old, &new) || same(old)) {
+                if self.routes.get(topic).is_some_and(|old| Rc::ptr_eq(old, &new) || same(old)) {
                     return RouteUpdate::Unchanged;
                 }
                 self.put_broker_addrs(&new);
@@ -159,9 +159,9 @@ impl RouteClientCore {
         self.routes.get(topic).map(|r| &**r)
     }
 
-    /// The cached route as shared: a new `Arc` exactly when the route changed, so a reader can
+    /// The cached route as shared: a new `Rc` exactly when the route changed, so a reader can
     /// tell by pointer whether what it derived from the route is still current.
-    pub fn route_shared(&self, topic: &str) -> Option<&Arc<TopicRouteData>> {
+    pub fn route_shared(&self, topic: &str) -> Option<&Rc<TopicRouteData>> {
         self.routes.get(topic)
     }
 
@@ -254,7 +254,7 @@ mod tests {
     fn topic_not_exist_keeps_the_stale_route() {
         // RocketMQ MQClientInstance#updateTopicRouteInfoFromNameServer: MQClientException caught
         let mut c = RouteClientCore::new(vec!["ns1".into()]);
-        assert_eq!(c.on_route("T", Some(Arc::new(route("a", &[0], 6)))), RouteUpdate::Changed);
+        assert_eq!(c.on_route("T", Some(Rc::new(route("a", &[0], 6)))), RouteUpdate::Changed);
         assert_eq!(c.on_route("T", None), RouteUpdate::NotExistKeptOld);
         assert!(c.route("T").is_some());
         assert_eq!(c.revision(), 1);
@@ -264,11 +264,11 @@ mod tests {
     fn producers_skip_groups_without_a_master_or_without_write_perm() {
         // RocketMQ MQClientInstance#topicRouteData2TopicPublishInfo
         let mut c = RouteClientCore::new(vec!["ns1".into()]);
-        c.on_route("T", Some(Arc::new(route("a", &[1], 6))));
+        c.on_route("T", Some(Rc::new(route("a", &[1], 6))));
         assert!(c.publish_queues("T").is_empty(), "slave only: no id 0");
-        c.on_route("T", Some(Arc::new(route("a", &[0, 1], 4))));
+        c.on_route("T", Some(Rc::new(route("a", &[0, 1], 4))));
         assert!(c.publish_queues("T").is_empty(), "read-only");
-        c.on_route("T", Some(Arc::new(route("a", &[0, 1], 6))));
+        c.on_route("T", Some(Rc::new(route("a", &[0, 1], 6))));
         assert_eq!(c.publish_queues("T"), BTreeMap::from([("a".to_string(), 4)]));
     }
 
@@ -283,11 +283,11 @@ mod tests {
             broker_datas: [route("a", &[0], 6), route("b", &[1], 6)].into_iter().flat_map(|r| r.broker_datas).collect(),
             ..route("a", &[0], 6)
         };
-        c.on_route("T", Some(Arc::new(both)));
+        c.on_route("T", Some(Rc::new(both)));
         assert_eq!(c.find_broker_address_in_publish("a").map(|a| a.to_string()), Some("10.0.0.0:10911".into()));
         assert_eq!(c.find_broker_address_in_publish("b"), None, "a slave's address is not the master's");
         // b leaves the route: its entry stays until the clean; a, still listed, stays after it.
-        c.on_route("T", Some(Arc::new(route("a", &[0], 6))));
+        c.on_route("T", Some(Rc::new(route("a", &[0], 6))));
         assert_eq!(c.broker_addrs.len(), 2, "b's entry outlives the route change");
         c.clean_offline_broker();
         assert!(c.find_broker_address_in_publish("a").is_some());
@@ -299,7 +299,7 @@ mod tests {
             ..(*moved.broker_datas[0]).clone()
         }
         .into()];
-        c.on_route("T", Some(Arc::new(moved)));
+        c.on_route("T", Some(Rc::new(moved)));
         assert_eq!(c.find_broker_address_in_publish("a").map(|a| a.to_string()), Some("10.0.0.9:10911".into()));
     }
 

@@ -13,6 +13,7 @@ use crate::sim::name::Name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// `PermName`: topic permission bits.
@@ -312,11 +313,11 @@ impl BrokerLiveInfo {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TopicRouteData {
     /// Shared with the table as `broker_datas` is.
-    pub queue_datas: Vec<Arc<QueueData>>,
+    pub queue_datas: Vec<Rc<QueueData>>,
     /// Shared with the name server's table: an answer is a snapshot, and a later change to a
-    /// group copies the group (`Arc::make_mut`) rather than the answers that hold it. Ten
+    /// group copies the group (`Rc::make_mut`) rather than the answers that hold it. Ten
     /// clients polling ten topics of a 500-group cluster hold 100,000 of these.
-    pub broker_datas: Vec<Arc<BrokerData>>,
+    pub broker_datas: Vec<Rc<BrokerData>>,
     pub filter_server_table: BTreeMap<String, Vec<String>>,
 }
 

@@ -4,13 +4,14 @@ use crate::rocketmq::send::SendCode;
 use crate::rocketmq::types::{DataVersion, RegisterBrokerRequest, TopicRouteData, UnregisterRequest};
 use crate::sim::ids::MsgId;
 use crate::sim::name::Name;
+use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Debug)]
 pub enum RmqMsg {
     /// `REGISTER_BROKER` (103): the broker's full (or incremental) topic config. One request
     /// is shared by the copies sent to every name server.
-    RegisterBroker(Arc<RegisterBrokerRequest>),
+    RegisterBroker(Rc<RegisterBrokerRequest>),
     RegisterBrokerReply {
         reply_to: MsgId,
         ok: bool,
@@ -39,7 +40,7 @@ pub enum RmqMsg {
     RouteInfo {
         reply_to: MsgId,
         topic: String,
-        route: Option<Arc<TopicRouteData>>,
+        route: Option<Rc<TopicRouteData>>,
     },
     /// `GET_BROKER_CLUSTER_INFO` (106): a 5.x broker's `refreshMetadata` every 5 s. What the
     /// broker does with the answer (static-topic metadata) does not touch routes; what matters

@@ -88,7 +88,7 @@ use crate::sim::name::Name;
 use memo::TopicMemo;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// The `NamesrvConfig` fields that change route-table rules. All default to `false`, as in
 /// RocketMQ.
@@ -140,7 +140,7 @@ pub struct RouteInfoManager {
     /// topic -> brokerName -> QueueData (a row keyed by each QueueData's own name: `queues.rs`).
     topic_queue_table: KeyedMap<String, QueueTable>,
     /// brokerName -> BrokerData (the group's id -> address map).
-    broker_addr_table: KeyedMap<Name, Arc<BrokerData>>,
+    broker_addr_table: KeyedMap<Name, Rc<BrokerData>>,
     /// clusterName -> brokerNames (a hashed set: every registration asks whether its name is in).
     cluster_addr_table: BTreeMap<Name, KeyedSet<Name>>,
     /// (cluster, address) -> liveness; replaced whole on every registration.
@@ -219,7 +219,7 @@ impl RouteInfoManager {
         &self.topic_queue_table
     }
 
-    pub fn broker_addr_table(&self) -> &KeyedMap<Name, Arc<BrokerData>> {
+    pub fn broker_addr_table(&self) -> &KeyedMap<Name, Rc<BrokerData>> {
         &self.broker_addr_table
     }
 

@@ -4,25 +4,25 @@
 //!
 //! Java keys the row by broker name, and the name is also the QueueData's own `brokerName`;
 //! every write here keys a QueueData by its own name (the consistency check holds that). A
-//! `BTreeMap<String, Arc<QueueData>>` therefore stored every name twice, once as a key of its own
+//! `BTreeMap<String, Rc<QueueData>>` therefore stored every name twice, once as a key of its own
 //! allocation, and paid B-tree node slack on top: at bench size (2 name servers × 100 topics ×
-//! 500 groups) the rows were most of a name server's memory. Here a row is the `Arc`s alone,
+//! 500 groups) the rows were most of a name server's memory. Here a row is the `Rc`s alone,
 //! sorted by broker name: eight bytes an entry, the same lookups by binary search, and iteration
 //! in the same key order as the map it replaces, so every answer and trace reads as before.
 //!
-//! A QueueData is immutable once shared (`Arc::make_mut` copies it), so one allocation may stand
+//! A QueueData is immutable once shared (`Rc::make_mut` copies it), so one allocation may stand
 //! in many rows: `registerBroker` gives every topic of a pass with equal queue counts and perm the
 //! same one (see `register_topics.rs`).
 
 use crate::rocketmq::types::QueueData;
 use crate::sim::name::Name;
 use std::fmt;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// brokerName -> QueueData for one topic, in broker-name order (see the module comment).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct QueueTable {
-    by_name: Vec<Arc<QueueData>>,
+    by_name: Vec<Rc<QueueData>>,
 }
 
 impl QueueTable {
@@ -30,12 +30,12 @@ impl QueueTable {
         self.by_name.binary_search_by(|q| q.broker_name.as_str().cmp(broker_name))
     }
 
-    pub fn get(&self, broker_name: &str) -> Option<&Arc<QueueData>> {
+    pub fn get(&self, broker_name: &str) -> Option<&Rc<QueueData>> {
         self.find(broker_name).ok().map(|i| &self.by_name[i])
     }
 
     /// For a change of anything but the name (perm): the row's order rests on the names.
-    pub(super) fn get_mut(&mut self, broker_name: &str) -> Option<&mut Arc<QueueData>> {
+    pub(super) fn get_mut(&mut self, broker_name: &str) -> Option<&mut Rc<QueueData>> {
         self.find(broker_name).ok().map(|i| &mut self.by_name[i])
     }
 
@@ -44,7 +44,7 @@ impl QueueTable {
     }
 
     /// Puts `queue_data` under its own broker name; returns the one it replaced.
-    pub(super) fn insert(&mut self, queue_data: Arc<QueueData>) -> Option<Arc<QueueData>> {
+    pub(super) fn insert(&mut self, queue_data: Rc<QueueData>) -> Option<Rc<QueueData>> {
         match self.find(&queue_data.broker_name) {
             Ok(i) => Some(std::mem::replace(&mut self.by_name[i], queue_data)),
             Err(i) => {
@@ -69,7 +69,7 @@ impl QueueTable {
         broker_name: Name,
         hint: &mut usize,
         stands: impl FnOnce(&QueueData) -> bool,
-        make: impl FnOnce() -> Arc<QueueData>,
+        make: impl FnOnce() -> Rc<QueueData>,
     ) -> bool {
         let at = match self.by_name.get(*hint) {
             Some(q) if q.broker_name == broker_name => Ok(*hint),
@@ -101,7 +101,7 @@ impl QueueTable {
         after_prev && self.by_name.get(i).is_none_or(|q| broker_name < q.broker_name)
     }
 
-    pub(super) fn remove(&mut self, broker_name: &str) -> Option<Arc<QueueData>> {
+    pub(super) fn remove(&mut self, broker_name: &str) -> Option<Rc<QueueData>> {
         self.find(broker_name).ok().map(|i| self.by_name.remove(i))
     }
 
@@ -119,20 +119,19 @@ impl QueueTable {
     }
 
     /// The QueueData, in broker-name order.
-    pub fn values(&self) -> std::slice::Iter<'_, Arc<QueueData>> {
+    pub fn values(&self) -> std::slice::Iter<'_, Rc<QueueData>> {
         self.by_name.iter()
     }
 
     /// `(brokerName, QueueData)` pairs, as the map's entries were.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Name, &Arc<QueueData>)> + ExactSizeIterator + Clone {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Name, &Rc<QueueData>)> + ExactSizeIterator + Clone {
         self.by_name.iter().map(|q| (&q.broker_name, q))
     }
 }
 
 impl<'a> IntoIterator for &'a QueueTable {
-    type Item = (&'a Name, &'a Arc<QueueData>);
-    type IntoIter =
-        std::iter::Map<std::slice::Iter<'a, Arc<QueueData>>, fn(&Arc<QueueData>) -> (&Name, &Arc<QueueData>)>;
+    type Item = (&'a Name, &'a Rc<QueueData>);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, Rc<QueueData>>, fn(&Rc<QueueData>) -> (&Name, &Rc<QueueData>)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.by_name.iter().map(|q| (&q.broker_name, q))
@@ -140,9 +139,9 @@ impl<'a> IntoIterator for &'a QueueTable {
 }
 
 impl std::ops::Index<&str> for QueueTable {
-    type Output = Arc<QueueData>;
+    type Output = Rc<QueueData>;
 
-    fn index(&self, broker_name: &str) -> &Arc<QueueData> {
+    fn index(&self, broker_name: &str) -> &Rc<QueueData> {
         self.get(broker_name).unwrap_or_else(|| panic!("no QueueData of {broker_name}"))
     }
 }
@@ -158,8 +157,8 @@ impl fmt::Debug for QueueTable {
 mod tests {
     use super::*;
 
-    fn qd(name: &str, perm: u32) -> Arc<QueueData> {
-        Arc::new(QueueData {
+    fn qd(name: &str, perm: u32) -> Rc<QueueData> {
+        Rc::new(QueueData {
             broker_name: name.into(),
             read_queue_nums: 4,
             write_queue_nums: 4,

@@ -11,7 +11,7 @@ use crate::sim::clock::SimTime;
 use crate::sim::ids::ChannelId;
 use crate::sim::keyed::Hint;
 use crate::sim::name::Name;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Channels with ids beyond this register without hints (see [`RouteInfoManager::hints`]): ids
 /// come from a run-wide counter, and a run that opens this many connections keeps its hint
@@ -120,7 +120,7 @@ impl RouteInfoManager {
             Some(g) => (false, g),
             None => {
                 let group = BrokerData::new(req.cluster_name, name);
-                self.broker_addr_table.insert(name, Arc::new(group));
+                self.broker_addr_table.insert(name, Rc::new(group));
                 (true, self.broker_addr_table.len() - 1)
             }
         };
@@ -134,7 +134,7 @@ impl RouteInfoManager {
         let acting = req.enable_acting_master.unwrap_or(false);
         if group.enable_acting_master != acting || group.zone_name != req.zone_name {
             // Copy-on-write: route answers still holding the group keep the old one.
-            let group = Arc::make_mut(group);
+            let group = Rc::make_mut(group);
             group.enable_acting_master = acting;
             group.zone_name.clone_from(&req.zone_name);
             changed = true;
@@ -154,7 +154,7 @@ impl RouteInfoManager {
         if !group.broker_addrs.iter().any(|(&id, addr)| id != req.broker_id && *addr == req.broker_addr) {
             return Vec::new();
         }
-        let group = Arc::make_mut(group);
+        let group = Rc::make_mut(group);
         let mut switched = Vec::new();
         group.broker_addrs.retain(|&id, addr| {
             let drop = *addr == req.broker_addr && id != req.broker_id;
@@ -213,7 +213,7 @@ impl RouteInfoManager {
         // `StringUtils.isEmpty(oldAddr)`: an id nobody held (or held by "") is a first.
         *register_first |= old.is_none_or(|a| a.is_empty());
         if changed {
-            Arc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr);
+            Rc::make_mut(group).broker_addrs.insert(req.broker_id, req.broker_addr);
         }
         let min_id = *group.broker_addrs.keys().next().expect("just inserted");
         if changed {

@@ -6,6 +6,7 @@ use super::outcome::{BrokerRole, RegisterOutcome, TopicPass};
 use super::{RegisterHints, RouteInfoManager};
 use crate::rocketmq::types::{perm, BrokerAddrInfo, QueueData, RegisterBrokerRequest, TopicConfig, TopicConfigWrapper};
 use crate::sim::name::Name;
+use std::rc::Rc;
 use std::sync::Arc;
 
 impl RouteInfoManager {
@@ -104,16 +105,16 @@ impl RouteInfoManager {
         let by_broker = self.topic_queue_table.at_mut(row);
         let Carry { last, hint } = carry;
         let make = || match last {
-            Some(q) if is_wanted(q) => Arc::clone(q),
+            Some(q) if is_wanted(q) => Rc::clone(q),
             _ => {
-                let q = Arc::new(QueueData {
+                let q = Rc::new(QueueData {
                     broker_name,
                     read_queue_nums: tc.read_queue_nums,
                     write_queue_nums: tc.write_queue_nums,
                     perm,
                     topic_sys_flag: tc.topic_sys_flag,
                 });
-                *last = Some(Arc::clone(&q));
+                *last = Some(Rc::clone(&q));
                 q
             }
         };
@@ -130,7 +131,7 @@ impl RouteInfoManager {
 struct Carry {
     /// The QueueData the pass made last: the next topic with the same queue counts and perm
     /// shares it (a hundred topics of one config are one allocation, not a hundred).
-    last: Option<Arc<QueueData>>,
+    last: Option<Rc<QueueData>>,
     /// Where the group's QueueData sat in the last row (see `QueueTable::put_unless`).
     hint: usize,
 }

@@ -4,7 +4,7 @@
 use super::RouteInfoManager;
 use crate::rocketmq::types::{perm, BrokerAddrInfo, BrokerData, QueueData, TopicRouteData, MASTER_ID};
 use crate::sim::name::Name;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// `TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX`: these system topics are never rewritten.
 pub const SYNC_BROKER_MEMBER_GROUP_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -70,7 +70,7 @@ impl RouteInfoManager {
                 let updated = new_perm(queue_data.perm);
                 if updated != queue_data.perm {
                     // Copy-on-write: route answers already given keep the old perm.
-                    Arc::make_mut(queue_data).perm = updated;
+                    Rc::make_mut(queue_data).perm = updated;
                     changed = true;
                 }
                 count += 1;
@@ -140,8 +140,8 @@ impl RouteInfoManager {
                 complete = false;
                 break;
             }
-            let queue_data = Arc::new(queue_data);
-            let previous = by_broker.insert(Arc::clone(&queue_data));
+            let queue_data = Rc::new(queue_data);
+            let previous = by_broker.insert(Rc::clone(&queue_data));
             changed |= previous.as_ref() != Some(&queue_data);
         }
         if !exists && complete {
@@ -164,7 +164,7 @@ fn rewrite_acting_masters(route: &mut TopicRouteData) {
     }
     for group in route.broker_datas.iter_mut().filter(|g| needs(g) && g.enable_acting_master) {
         // The answer's own copy: the table's group is never rewritten.
-        let group = Arc::make_mut(group);
+        let group = Rc::make_mut(group);
         // Java takes the first QueueData of the group's name, then `break`s.
         let Some(queue_data) = route.queue_datas.iter().find(|q| q.broker_name == group.broker_name) else {
             continue;

@@ -176,7 +176,7 @@ type LiveView = BTreeMap<BrokerAddrInfo, (SimDuration, DataVersion, ChannelId, N
 #[derive(Debug, PartialEq)]
 struct Visible {
     topics: BTreeMap<String, super::QueueTable>,
-    groups: BTreeMap<Name, std::sync::Arc<BrokerData>>,
+    groups: BTreeMap<Name, std::rc::Rc<BrokerData>>,
     clusters: BTreeMap<Name, BTreeSet<Name>>,
     live: LiveView,
     filters: BTreeMap<BrokerAddrInfo, Vec<String>>,

@@ -11,7 +11,7 @@ use crate::sim::ids::ChannelId;
 use crate::sim::mutation::Mutation;
 use crate::sim::name::Name;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// The sets Java accumulates over a batch before cleaning topics once.
 #[derive(Default)]
@@ -92,7 +92,7 @@ impl RouteInfoManager {
         // Judged from the *request's* id before removal, not from the entry actually removed.
         let min_id = group.broker_addrs.keys().next().copied();
         step.min_broker_id_changed = min_id == Some(req.broker_id);
-        let group = Arc::make_mut(group);
+        let group = Rc::make_mut(group);
         group.broker_addrs.retain(|&id, addr| {
             let hit = *addr == req.broker_addr;
             if hit {
@@ -162,7 +162,7 @@ impl RouteInfoManager {
                 };
                 if group.enable_acting_master && no_master_exists(Some(group)) {
                     if queue_data.perm & perm::WRITE != 0 {
-                        Arc::make_mut(queue_data).perm &= !perm::WRITE;
+                        Rc::make_mut(queue_data).perm &= !perm::WRITE;
                         *revision += 1;
                     }
                     report.write_perm_wiped.push((topic.clone(), name.to_string()));
@@ -250,7 +250,7 @@ impl RouteInfoManager {
     /// entry, which Java never unregisters.
     pub fn setup_unregister_request(&self, info: &BrokerAddrInfo) -> Option<UnregisterRequest> {
         // The first group in name order: the smallest name among the matches.
-        let lists_addr = |(_, group): &(&Name, &Arc<BrokerData>)| {
+        let lists_addr = |(_, group): &(&Name, &Rc<BrokerData>)| {
             group.cluster == info.cluster_name && group.broker_addrs.values().any(|addr| *addr == info.broker_addr)
         };
         let first = self.broker_addr_table.unordered().filter(lists_addr).min_by_key(|(name, _)| *name);

@@ -11,7 +11,7 @@ use crate::sim::name::Name;
 use crate::sim::world::World;
 use smallvec::{smallvec, SmallVec};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// What a subject's answer depends on: a (generation, revision) pair per process it reads. Asked
 /// after every event for every open expectation, so it lives on the stack (a subject reads one
@@ -271,7 +271,7 @@ pub fn describe_route(route: Option<&TopicRouteData>) -> String {
 /// its view changes, so the eight are picked in one pass over the route, each group compared
 /// with the eighth kept so far and most turned away by that one compare, not by sorting or
 /// partitioning all of them.
-fn first_by_name(queues: &[Arc<QueueData>], max: usize) -> Vec<&QueueData> {
+fn first_by_name(queues: &[Rc<QueueData>], max: usize) -> Vec<&QueueData> {
     if queues.len() <= max {
         let mut all: Vec<&QueueData> = queues.iter().map(|q| &**q).collect();
         all.sort_by_key(|q| q.broker_name);
@@ -299,7 +299,7 @@ fn first_by_name(queues: &[Arc<QueueData>], max: usize) -> Vec<&QueueData> {
 /// search from the end for each of the eight groups a brief view shows read a 500-group route's
 /// `BrokerData`s, each behind its own pointer, up to eight times: for the 410 changed routes of
 /// the RocketMQ bench, 1.7 million first-level data misses, a tenth of the bench's.
-fn last_data_of_each<'a>(datas: &'a [Arc<BrokerData>], queues: &[&QueueData]) -> Vec<Option<&'a BrokerData>> {
+fn last_data_of_each<'a>(datas: &'a [Rc<BrokerData>], queues: &[&QueueData]) -> Vec<Option<&'a BrokerData>> {
     let names: Vec<Name> = queues.iter().map(|q| q.broker_name).collect();
     let mut found: Vec<Option<&BrokerData>> = vec![None; queues.len()];
     let mut missing = queues.len();

@@ -16,9 +16,9 @@ use crate::sim::ids::ProcState;
 use crate::sim::scenario::Scenario;
 use crate::sim::world::World;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
-type Route = Option<Arc<TopicRouteData>>;
+type Route = Option<Rc<TopicRouteData>>;
 
 /// What the checks need to know of one `[[producer]]`.
 struct Facts {
@@ -311,7 +311,7 @@ fn overdue(name: &str, id: u64, flight: &Flight, now: SimTime, bound: SimDuratio
 
 fn same(a: &Route, b: &Route) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b),
         (None, None) => true,
         _ => false,
     }

@@ -14,7 +14,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::Arc;
 
 pub(super) const CLUSTER: &str = r#"
 [scenario]
@@ -48,7 +47,7 @@ rate = 1
 "#;
 
 /// A route for `T` listing `brokers` as (name, master address, write queues).
-pub(super) fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
+pub(super) fn route(brokers: &[(&str, &str, u32)]) -> Rc<TopicRouteData> {
     let mut r =
         TopicRouteData { queue_datas: Vec::new(), broker_datas: Vec::new(), filter_server_table: BTreeMap::new() };
     for &(name, addr, queues) in brokers {
@@ -64,7 +63,7 @@ pub(super) fn route(brokers: &[(&str, &str, u32)]) -> Arc<TopicRouteData> {
         b.broker_addrs.insert(0, addr.into());
         r.broker_datas.push(b.into());
     }
-    Arc::new(r)
+    Rc::new(r)
 }
 
 pub(super) const BOTH: &[(&str, &str, u32)] = &[("broker-a", "10.0.0.1:10911", 4), ("broker-b", "10.0.0.2:10911", 4)];

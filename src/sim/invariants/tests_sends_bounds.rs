@@ -16,7 +16,7 @@ use crate::rocketmq::types::{perm, BrokerData, QueueData, TopicRouteData};
 use crate::sim::clock::SimTime;
 use crate::sim::ids::ProcState;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A sync send's bound with the defaults: `sendMsgTimeout` 3 s + `connectTimeoutMillis` 3 s.
 const BOUND: u64 = 3_000 + 3_000;
@@ -88,7 +88,7 @@ fn set_groups(f: &mut Fixture, groups: &[Group<'_>]) {
         }
         r.broker_datas.push(b.into());
     }
-    f.client.borrow_mut().on_route("T", Some(Arc::new(r)));
+    f.client.borrow_mut().on_route("T", Some(Rc::new(r)));
 }
 
 // ---- send_within_timeout -------------------------------------------------------------------

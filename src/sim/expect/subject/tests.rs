@@ -1,7 +1,7 @@
 use super::*;
 
-fn queue(name: &str, perm: u32) -> Arc<QueueData> {
-    Arc::new(QueueData {
+fn queue(name: &str, perm: u32) -> Rc<QueueData> {
+    Rc::new(QueueData {
         broker_name: Name::new(name),
         read_queue_nums: 4,
         write_queue_nums: 4,
@@ -34,7 +34,7 @@ fn the_first_groups_by_name_are_a_stable_sorts_first() {
 fn each_group_gets_the_last_broker_data_of_its_name() {
     // The position in the route rides in `zone_name`, so equal names can be told apart.
     let data =
-        |name: &str, at: usize| Arc::new(BrokerData { zone_name: Some(at.to_string()), ..BrokerData::new("c", name) });
+        |name: &str, at: usize| Rc::new(BrokerData { zone_name: Some(at.to_string()), ..BrokerData::new("c", name) });
     let datas: Vec<_> = ["g1", "g2", "g1", "g3", "g2", "g5"].iter().enumerate().map(|(i, n)| data(n, i)).collect();
     let queues = [queue("g2", 0), queue("g4", 0), queue("g1", 0), queue("g2", 0), queue("g5", 0)];
     for n in 0..=queues.len() {
