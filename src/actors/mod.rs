@@ -26,7 +26,9 @@
 //! `remoting` is RocketMQ's `NettyRemotingClient` (`invokeSync` and its timeouts), shared by the
 //! broker, route-client and producer actors.
 //! `runtime` is not an actor either: it is the run's executor, which polls every actor's actix
-//! context in the order tokio's `LocalSet` would, without tokio's thread-safe task machinery.
+//! context in the order tokio's `LocalSet` would, without tokio's thread-safe task machinery;
+//! `inbox` is each actor's address and the queue its messages wait in, without actix's
+//! thread-safe mailbox.
 
 pub mod batcher;
 pub mod broker;
