@@ -117,7 +117,7 @@ impl NacosServer {
         self.member.as_mut()
     }
 
-    /// The checker is started after the server (it needs the server's address).
+    /// The health checker that takes this server's `Rearm`s (each knows the other's address).
     pub fn set_checker(&mut self, checker: Local<HealthChecker>) {
         self.checker = Some(checker);
     }
