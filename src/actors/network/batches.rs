@@ -186,6 +186,26 @@ impl Batches {
         }
     }
 
+    /// Takes `packets`, all for one node, as the pass's first batch (none is gathered yet): what
+    /// `gather` would have made of them one by one.
+    pub(super) fn adopt(&mut self, mut packets: Vec<Packet>, endpoints: &Endpoints) {
+        debug_assert!(self.is_empty(), "adopted as the pass's first batch");
+        let batch = match packets.len() {
+            0 => return,
+            1 => Packets::One(packets.pop().expect("one packet")),
+            _ => Packets::Many(packets),
+        };
+        let to = match &batch {
+            Packets::One(p) => p.to,
+            Packets::Many(ps) => ps[0].to,
+        };
+        if self.place.len() < endpoints.main.len() {
+            self.place.resize(endpoints.main.len(), 0);
+        }
+        self.order.push((to, Some(batch)));
+        self.place[to.0 as usize] = self.order.len() as u32;
+    }
+
     /// Whether no batch is gathered in this pass.
     pub(super) fn is_empty(&self) -> bool {
         self.order.is_empty()
@@ -352,6 +372,36 @@ mod tests {
             (0, "many", vec![6, 7]),
             (1, "one", vec![8]),
         ];
+        assert_eq!(*got.borrow(), expected);
+    }
+
+    /// A batch adopted whole (an instant of packets all for one process) is the pass's batch for
+    /// its node: what the same instant gathers later for that node joins it, and other nodes'
+    /// batches follow it, as if its packets had been gathered one by one.
+    #[test]
+    fn an_adopted_batch_takes_later_packets_for_its_node() {
+        let log: Log = Rc::default();
+        let got = log.clone();
+        IdleGate::default().block_on(async move {
+            let mut endpoints = Endpoints::default();
+            for node in 0..2 {
+                endpoints.add();
+                let recorder = crate::actors::inbox::Local::new();
+                recorder.start(Recorder(node, log.clone()));
+                endpoints.set(NodeId(node), Some(recorder.endpoint()));
+            }
+            settle().await;
+            let mut batches = Batches::default();
+            batches.adopt(vec![packet(1, 1), packet(2, 1)], &endpoints);
+            batches.gather(packet(3, 0), &endpoints, 1);
+            batches.gather(packet(4, 1), &endpoints, 0);
+            batches.flush_all(&endpoints);
+            settle().await;
+            batches.adopt(vec![packet(5, 0)], &endpoints);
+            batches.flush_all(&endpoints);
+            settle().await;
+        });
+        let expected = vec![(1, "many", vec![1, 2, 4]), (0, "one", vec![3]), (0, "one", vec![5])];
         assert_eq!(*got.borrow(), expected);
     }
 

@@ -168,6 +168,10 @@ impl Net {
             // bench for 0.7% fewer instructions (alternating runs, 2026-12-06), a stall that
             // simulated caches and branches do not show.
             let count = taken.len();
+            if count > 1 && !watches && batches.is_empty() && one_destination(taken) {
+                self.deliver_together(now, taken, batches);
+                continue;
+            }
             for (i, due) in taken.drain(..).enumerate() {
                 let more = count - 1 - i;
                 // One borrow of the network per entry, let go only where someone else may
@@ -207,6 +211,25 @@ impl Net {
             }
         }
         batches.flush_all(&self.0.borrow().endpoints);
+    }
+
+    /// An instant of packets all for one process (a provider's hundred beats reaching the
+    /// server, their hundred answers coming back): each is admitted as in the loop above and
+    /// the ones taken go, in order, into one batch made to size. Gathered one by one, each
+    /// packet was moved out of the instant's entries and again into the batch, which looked up
+    /// its node's place each time: about 40 instructions a packet, 4% of the Nacos bench.
+    #[inline(never)]
+    fn deliver_together(&self, now: SimTime, taken: &mut Vec<Due>, batches: &mut Batches) {
+        let mut k = self.0.borrow_mut();
+        let mut packets = Vec::with_capacity(taken.len());
+        for due in taken.drain(..) {
+            let Due::Deliver(packet) = due else { unreachable!("checked by one_destination") };
+            match k.arrival(now, &packet) {
+                (_, true) => packets.push(packet),
+                (arrival, false) => k.turn_away(now, arrival, packet),
+            }
+        }
+        batches.adopt(packets, &k.endpoints);
     }
 
     /// A delivery someone watches, or one its destination does not take now. Out of line, as
@@ -259,4 +282,10 @@ impl Net {
             Due::Timer { .. } | Due::Deliver(_) => unreachable!("dispatched in line"),
         }
     }
+}
+
+/// Whether every entry is a packet for the same process.
+fn one_destination(taken: &[Due]) -> bool {
+    let Some(Due::Deliver(first)) = taken.first() else { return false };
+    taken.iter().all(|due| matches!(due, Due::Deliver(p) if p.to == first.to))
 }
