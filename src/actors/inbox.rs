@@ -31,6 +31,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{self, Poll, Waker};
+use tokio::sync::oneshot;
 
 /// One message waiting in an inbox. The network's packets, nearly every message of a run, wait
 /// as they are; any other message waits as the call of its handler.
@@ -93,25 +94,21 @@ impl<A: Actor<Context = Context<A>>> Local<A> {
     }
 
     /// Queues `msg`; the future resolves once the actor has handled it, or dropped it unhandled
-    /// (it stopped), as `Addr::send`'s does for a handler without a result.
+    /// (it stopped: the answer's sender goes with the message), as `Addr::send`'s does for a
+    /// handler without a result.
     pub fn send<M>(&self, msg: M) -> impl Future<Output = ()> + 'static
     where
         A: Handler<M, Result = ()>,
         M: Message<Result = ()> + 'static,
     {
-        let reply = Rc::new(Reply { done: Cell::new(false), waker: Cell::new(None) });
-        let answered = Answered(reply.clone());
+        let (answered, answer) = oneshot::channel();
         self.push(Delivery::Message(Box::new(move |act: &mut A, ctx: &mut Context<A>| {
             <A as Handler<M>>::handle(act, msg, ctx);
-            drop(answered);
+            let _ = answered.send(());
         })));
-        std::future::poll_fn(move |cx| {
-            if reply.done.get() {
-                return Poll::Ready(());
-            }
-            reply.waker.set(Some(cx.waker().clone()));
-            Poll::Pending
-        })
+        async move {
+            let _ = answer.await;
+        }
     }
 
     fn push(&self, delivery: Delivery<A>) {
@@ -120,9 +117,7 @@ impl<A: Actor<Context = Context<A>>> Local<A> {
             return;
         }
         inbox.queue.borrow_mut().push_back(delivery);
-        if let Some(waker) = inbox.waker.take() {
-            waker.wake();
-        }
+        wake(&inbox.waker);
     }
 }
 
@@ -151,28 +146,15 @@ impl<A: Actor> Drop for Local<A> {
         let left = self.0.handles.get() - 1;
         self.0.handles.set(left);
         if left == 0 {
-            if let Some(waker) = self.0.waker.take() {
-                waker.wake();
-            }
+            wake(&self.0.waker);
         }
     }
 }
 
-/// Whether a message sent with [`Local::send`] has been handled, and who waits for that.
-struct Reply {
-    done: Cell<bool>,
-    waker: Cell<Option<Waker>>,
-}
-
-/// Dropped once the message has been handled, or dropped unhandled: either ends the wait.
-struct Answered(Rc<Reply>);
-
-impl Drop for Answered {
-    fn drop(&mut self) {
-        self.0.done.set(true);
-        if let Some(waker) = self.0.waker.take() {
-            waker.wake();
-        }
+/// Wakes the actor if it waits for a message; the waker is taken, as actix's mailbox takes its.
+fn wake(waker: &Cell<Option<Waker>>) {
+    if let Some(waker) = waker.take() {
+        waker.wake();
     }
 }
 

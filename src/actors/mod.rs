@@ -64,8 +64,8 @@ crate::packet_endpoint!(
     nacos_subscriber::NacosSubscriber,
 );
 
+// The actors the network does not deliver to; `packet_endpoint!` covers the rest.
 crate::local_actor!(
-    endpoints: broker::Broker, namesrv::RouteTable, route_client::RouteClient, producer::Producers,
-        nacos_server::NacosServer, nacos_app::NacosApp, nacos_grpc_client::GrpcApp, nacos_subscriber::NacosSubscriber;
+    endpoints: ;
     parts: director::Director, scanner::Scanner, batcher::Batcher, nacos_health::HealthChecker,
 );

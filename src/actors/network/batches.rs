@@ -31,10 +31,11 @@ impl Message for Packets {
 }
 
 /// Implements `Handler<Packets>` for endpoint actors by handing each packet to their
-/// `Handler<Packet>` in order.
+/// `Handler<Packet>` in order, and their inbox's `Handler<Delivery>` (`local_actor!`).
 #[macro_export]
 macro_rules! packet_endpoint {
     ($($actor:ty),* $(,)?) => {$(
+        $crate::local_actor!(endpoints: $actor; parts:);
         impl actix::Handler<$crate::actors::network::Packets> for $actor {
             type Result = ();
             fn handle(&mut self, packets: $crate::actors::network::Packets, ctx: &mut actix::Context<Self>) {
@@ -159,14 +160,9 @@ impl Batches {
     fn start(&mut self, place: usize, packet: Packet, endpoints: &Endpoints, more: usize) {
         let to = packet.to;
         if place == 0 {
-            if !endpoints.has(to) {
-                return;
+            if endpoints.has(to) {
+                self.open(to, Packets::One(packet), endpoints);
             }
-            if self.place.len() < endpoints.main.len() {
-                self.place.resize(endpoints.main.len(), 0);
-            }
-            self.order.push((to, Some(Packets::One(packet))));
-            self.place[to.0 as usize] = self.order.len() as u32;
             return;
         }
         let batch = &mut self.order[place - 1].1;
@@ -190,15 +186,16 @@ impl Batches {
     /// `gather` would have made of them one by one.
     pub(super) fn adopt(&mut self, mut packets: Vec<Packet>, endpoints: &Endpoints) {
         debug_assert!(self.is_empty(), "adopted as the pass's first batch");
+        let Some(to) = packets.first().map(|p| p.to) else { return };
         let batch = match packets.len() {
-            0 => return,
             1 => Packets::One(packets.pop().expect("one packet")),
             _ => Packets::Many(packets),
         };
-        let to = match &batch {
-            Packets::One(p) => p.to,
-            Packets::Many(ps) => ps[0].to,
-        };
+        self.open(to, batch, endpoints);
+    }
+
+    /// `to`'s batch in this pass, which it had none of.
+    fn open(&mut self, to: NodeId, batch: Packets, endpoints: &Endpoints) {
         if self.place.len() < endpoints.main.len() {
             self.place.resize(endpoints.main.len(), 0);
         }
