@@ -184,14 +184,7 @@ impl GrpcApp {
     }
 
     /// A connect attempt failed: the next start-up try, or the reconnect loop's sleep.
-    fn connect_failed(
-        &mut self,
-        server: usize,
-        channel: Option<ChannelId>,
-        startup: bool,
-        failure: Failure,
-        _: &Context<Self>,
-    ) {
+    fn connect_failed(&mut self, server: usize, channel: Option<ChannelId>, startup: bool, failure: Failure) {
         if let Some(ch) = channel {
             // `shuntDownChannel`: the half-made connection is dropped.
             self.env.net.close(self.env.node, ch, "gRPC connect failed");
@@ -306,7 +299,7 @@ impl GrpcApp {
     /// A request ended without an answer (its deadline, a closed channel, a failed connect).
     fn failed(&mut self, req: Req, failure: Failure, ctx: &Context<Self>) {
         match req {
-            Req::Setup { server, channel, startup } => self.connect_failed(server, channel, startup, failure, ctx),
+            Req::Setup { server, channel, startup } => self.connect_failed(server, channel, startup, failure),
             Req::Health { .. } => {
                 let next = self.health.as_mut().map_or(Next::Failed, HealthCheck::try_failed);
                 match next {

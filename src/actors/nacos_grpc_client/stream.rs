@@ -70,7 +70,7 @@ impl GrpcApp {
         match req {
             Req::Setup { server, channel: ch, startup } => match conn {
                 Some(conn) if error.is_none() => self.connected(server, channel, conn, ctx),
-                _ => self.connect_failed(server, ch, startup, Failure::Closed, ctx),
+                _ => self.connect_failed(server, ch, startup, Failure::Closed),
             },
             Req::Health { .. } if error.is_none() => {
                 self.last_active = now;

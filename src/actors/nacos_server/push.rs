@@ -42,7 +42,6 @@ impl NacosServer {
         service: &crate::nacos::types::ServiceKey,
         subscriber: &ClientKey,
         data: &Arc<ServiceInfo>,
-        _: &mut Context<Self>,
     ) {
         let Some(&node) = self.udp.get(subscriber) else { return };
         self.next_ack += 1;
@@ -59,7 +58,7 @@ impl NacosServer {
     }
 
     /// `PushExecuteTask`: refresh the service's cached data and send it to its subscribers here.
-    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets, ctx: &mut Context<Self>) {
+    fn push_service(&mut self, service: &crate::nacos::types::ServiceKey, targets: Targets) {
         let now = self.env.now();
         let (data, subscribers) = {
             let mut core = self.core.borrow_mut();
@@ -79,7 +78,7 @@ impl NacosServer {
         };
         let healthy = data.hosts.iter().filter(|h| h.healthy).count();
         for subscriber in &subscribers {
-            self.send_push(service, subscriber, &data, ctx);
+            self.send_push(service, subscriber, &data);
         }
         self.push_env.record(NacosNote::Pushed {
             service: service.clone(),
@@ -97,10 +96,10 @@ struct PushTick;
 
 impl Handler<PushTick> for NacosServer {
     type Result = ();
-    fn handle(&mut self, _: PushTick, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: PushTick, _: &mut Context<Self>) {
         self.push_timer = None;
         for (service, targets) in self.push.take_ripe(self.env.now()) {
-            self.push_service(&service, targets, ctx);
+            self.push_service(&service, targets);
         }
         self.rearm_push();
     }
