@@ -152,6 +152,7 @@ impl<A: Actor> Drop for Local<A> {
 }
 
 /// Wakes the actor if it waits for a message; the waker is taken, as actix's mailbox takes its.
+#[inline(always)]
 fn wake(waker: &Cell<Option<Waker>>) {
     if let Some(waker) = waker.take() {
         waker.wake();

@@ -194,7 +194,8 @@ impl Batches {
         self.open(to, batch, endpoints);
     }
 
-    /// `to`'s batch in this pass, which it had none of.
+    /// `to`'s batch in this pass, which it had none of. In line, as `start` is.
+    #[inline(always)]
     fn open(&mut self, to: NodeId, batch: Packets, endpoints: &Endpoints) {
         if self.place.len() < endpoints.main.len() {
             self.place.resize(endpoints.main.len(), 0);
