@@ -15,6 +15,7 @@ use crate::sim::packet::{Body, CloseKind, Notice, Packet};
 use crate::sim::rng::SimRng;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ptr::addr_of_mut;
 use std::rc::Rc;
 
 /// One agenda entry.
@@ -27,8 +28,9 @@ use std::rc::Rc;
 /// entry, 4% of the Nacos bench's sampled time.
 #[repr(u64)]
 pub(super) enum Due {
-    /// A TCP segment reaches its destination's kernel.
-    Deliver(Packet),
+    /// A TCP segment reaches its destination's kernel. Its tag is named: `write_deliver` writes
+    /// it.
+    Deliver(Packet) = DELIVER,
     /// A UDP datagram reaches its destination's kernel.
     Datagram(Packet),
     Notice {
@@ -66,6 +68,41 @@ pub(super) enum Due {
     Syn {
         channel: ChannelId,
     },
+}
+
+const DELIVER: u64 = 0;
+
+/// What a `Deliver` entry is in memory: an enum with a primitive representation is laid out as
+/// a `repr(C)` union of `repr(C)` structs, each its variant's fields after the tag (the
+/// Reference, "Primitive representation of enums with fields").
+#[repr(C)]
+struct DeliverRepr {
+    tag: u64,
+    packet: Packet,
+}
+
+impl Due {
+    /// Writes `Due::Deliver(packet)` at `slot` one field at a time, so that each goes straight
+    /// from where it is into the agenda's bucket (see `Agenda::room`). Inlined, the `Packet`
+    /// written here is never put together anywhere: its fields are stored into the slot.
+    ///
+    /// # Safety
+    /// `slot` is valid for writes of a `Due`, and holds nothing that needs dropping.
+    #[inline(always)]
+    pub(super) unsafe fn write_deliver(slot: *mut Due, packet: Packet) {
+        let Packet { id, from, to, channel, body } = packet;
+        let slot = slot.cast::<DeliverRepr>();
+        // SAFETY: `DeliverRepr` is `Due::Deliver`'s layout, and the caller lends the memory.
+        unsafe {
+            addr_of_mut!((*slot).tag).write(DELIVER);
+            let p = addr_of_mut!((*slot).packet);
+            addr_of_mut!((*p).id).write(id);
+            addr_of_mut!((*p).from).write(from);
+            addr_of_mut!((*p).to).write(to);
+            addr_of_mut!((*p).channel).write(channel);
+            addr_of_mut!((*p).body).write(body);
+        }
+    }
 }
 
 pub(super) struct Kernel {
@@ -169,7 +206,13 @@ impl Kernel {
     ) -> MsgId {
         match outcome {
             SendOutcome::Deliver { channel, at, opened: false } => {
-                self.push(at, Due::Deliver(Packet { id, from, to, channel, body }));
+                let mut room = self.agenda.room(at);
+                // SAFETY: the slot is inside the bucket, free, and written whole below.
+                unsafe {
+                    Due::write_deliver(room.slot(), Packet { id, from, to, channel, body });
+                    room.filled();
+                }
+                self.poke_if_now(at);
                 id
             }
             outcome => self.apply_send_rare(now, id, from, to, outcome, body),

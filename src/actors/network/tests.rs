@@ -58,3 +58,37 @@ fn only_the_live_incarnation_of_a_process_sends() {
         assert_eq!(pending(&net), before);
     });
 }
+
+/// A packet's entry is written into its agenda bucket field by field (`Due::write_deliver`),
+/// past the bucket's capacity as well: it comes out as the `Due::Deliver` it would have been
+/// as a value, in order among the instant's other entries, and owns what its body holds.
+#[test]
+fn a_delivery_written_in_place_comes_out_whole() {
+    use crate::nacos::wire::NacosMsg;
+    use std::sync::Arc;
+    let from: Arc<str> = Arc::from("10.0.0.1:8848");
+    let mut agenda: Agenda<Due> = Agenda::default();
+    let at = SimTime(5);
+    agenda.push(at, Due::Syn { channel: ChannelId(7) });
+    for i in 1..=20u64 {
+        let body = Body::Nacos(NacosMsg::MemberReport { from: from.clone() });
+        let packet = Packet { id: i, from: NodeId(1), to: NodeId(2), channel: ChannelId(100 + i), body };
+        let mut room = agenda.room(at);
+        // SAFETY: the room's slot is free and written whole.
+        unsafe {
+            Due::write_deliver(room.slot(), packet);
+            room.filled();
+        }
+    }
+    assert_eq!(Arc::strong_count(&from), 21, "each entry owns its body");
+    let mut taken = Vec::new();
+    assert!(agenda.take_due(at, &mut taken));
+    assert!(matches!(taken[0], Due::Syn { channel: ChannelId(7) }));
+    for (i, due) in (1..=20u64).zip(&taken[1..]) {
+        let Due::Deliver(p) = due else { panic!("entry {i} is not a delivery") };
+        assert_eq!((p.id, p.from, p.to, p.channel), (i, NodeId(1), NodeId(2), ChannelId(100 + i)));
+        assert!(matches!(&p.body, Body::Nacos(NacosMsg::MemberReport { from: f }) if Arc::ptr_eq(f, &from)));
+    }
+    drop(taken);
+    assert_eq!(Arc::strong_count(&from), 1, "and frees it");
+}
