@@ -65,8 +65,8 @@ enum Purpose {
 #[derive(Clone)]
 struct BeatRequests {
     chain: TaskId,
-    light: BeatReq,
-    full: BeatReq,
+    light: NacosMsg,
+    full: NacosMsg,
     instance: Name,
 }
 
@@ -199,15 +199,15 @@ impl NacosApp {
                 let cluster = Name::new(&info.cluster);
                 let req = |body| {
                     let (service, ip, port) = (info.service.clone(), info.ip, info.port);
-                    BeatReq { service, cluster, ip, port, body }
+                    NacosMsg::Beat(BeatReq { service, cluster, ip, port, body })
                 };
                 let (light, full) = (req(None), req(Some(info.clone())));
                 slot.insert(BeatRequests { chain: task, light, full, instance: self.instances[idx].name })
             }
         };
-        let req = if beat.light { requests.light.clone() } else { requests.full.clone() };
+        let msg = if beat.light { requests.light.copy() } else { requests.full.copy() };
         let purpose = Purpose::Beat { idx, task, light: beat.light, instance: requests.instance };
-        if let Some(o) = self.http.call(purpose, NacosMsg::Beat(req)) {
+        if let Some(o) = self.http.call(purpose, msg) {
             self.outcome(&o, ctx);
         }
     }

@@ -126,7 +126,7 @@ impl<P> HttpClient<P> {
     fn attempt(&mut self, mut call: Call<P>) -> Option<Call<P>> {
         let Some(server) = call.api.next_server(self.servers.len()) else { return Some(call) };
         let node = self.servers[server].1;
-        let sent = self.env.send_via(node, Body::Nacos(call.msg.clone()), self.last[server]);
+        let sent = self.env.send_via(node, Body::Nacos(call.msg.copy()), self.last[server]);
         self.last[server] = sent.channel;
         // A connect that failed leaves no channel: its notice ends the attempt instead. The read
         // timeout counts from the connection being up; while its SYN is retried, from the latest

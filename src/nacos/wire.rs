@@ -131,6 +131,24 @@ impl NacosMsg {
         }
     }
 
+    /// A copy: the message's bytes when it owns nothing, else `clone`.
+    ///
+    /// A beat's request is copied where it is sent, and its copy moved into the call at once.
+    /// `clone` writes a copy field by field, and the move reads it back in 16-byte pieces, each
+    /// across several of those narrower stores: the CPU cannot forward such a read from its
+    /// store buffer and waits for them to reach its cache, a stall per beat. A message that owns
+    /// nothing is copied as it lies in memory instead, in pieces the move's reads line up with.
+    #[inline(always)]
+    pub fn copy(&self) -> NacosMsg {
+        if self.owns_nothing() {
+            // SAFETY: nothing in it is counted or freed (`owns_nothing`), so the two values, this
+            // and the one read here, are as independent as a clone's.
+            unsafe { std::ptr::read(self) }
+        } else {
+            self.clone()
+        }
+    }
+
     /// The HTTP method and path (or `UDP push`), for trace lines.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -194,5 +212,41 @@ mod tests {
         // What the two plain answers and a light beat are made of has nothing to drop.
         assert!(!std::mem::needs_drop::<BeatReply>() && !std::mem::needs_drop::<Name>());
         assert!(!std::mem::needs_drop::<ServiceKey>());
+    }
+
+    /// `copy` is a clone: bytes for a message that owns nothing, a counted share otherwise.
+    #[test]
+    fn a_copy_is_a_clone() {
+        let service = ServiceKey::new("public", "DEFAULT_GROUP", "orders");
+        let instance = Instance {
+            ip: Name::from("10.0.0.1"),
+            port: 8080,
+            weight: 1.0,
+            cluster: Arc::from("DEFAULT"),
+            metadata: Arc::new(Metadata::new()),
+            healthy: true,
+            enabled: true,
+        };
+        let info = Arc::new(BeatInfo::new(service.clone(), &instance, SimDuration(5000)));
+        let beat = |body| {
+            NacosMsg::Beat(BeatReq {
+                service: service.clone(),
+                cluster: Name::from("DEFAULT"),
+                ip: instance.ip,
+                port: 8080,
+                body,
+            })
+        };
+        let light = beat(None);
+        let NacosMsg::Beat(copy) = light.copy() else { panic!("a beat copies to a beat") };
+        assert!((copy.service == service && copy.ip == instance.ip && copy.port == 8080) && copy.body.is_none());
+        let full = beat(Some(info.clone()));
+        let copies: Vec<NacosMsg> = (0..3).map(|_| full.copy()).collect();
+        assert_eq!(Arc::strong_count(&info), 5, "each copy of a full beat holds its body");
+        drop((copies, full));
+        assert_eq!(Arc::strong_count(&info), 1);
+        let reply = NacosMsg::Reply { reply_to: 7, answer: Answer::Error { status: 500, message: Arc::from("boom") } };
+        let NacosMsg::Reply { reply_to: 7, answer: Answer::Error { message, .. } } = reply.copy() else { panic!() };
+        assert_eq!(&*message, "boom");
     }
 }
