@@ -177,10 +177,8 @@ mod tests {
     use crate::nacos::types::Metadata;
     use crate::sim::clock::SimDuration;
 
-    /// `owns_nothing` lets a handler forget a message instead of dropping it: it must say yes
-    /// only where forgetting leaks nothing.
-    #[test]
-    fn only_light_beats_and_plain_answers_own_nothing() {
+    /// A beat of instance 10.0.0.1:8080 of `orders`, light or full, and the full beat's body.
+    fn beats() -> (impl Fn(Option<Arc<BeatInfo>>) -> NacosMsg, Arc<BeatInfo>) {
         let instance = Instance {
             ip: Name::from("10.0.0.1"),
             port: 8080,
@@ -192,7 +190,7 @@ mod tests {
         };
         let service = ServiceKey::new("public", "DEFAULT_GROUP", "orders");
         let info = Arc::new(BeatInfo::new(service.clone(), &instance, SimDuration(5000)));
-        let beat = |body| {
+        let beat = move |body| {
             NacosMsg::Beat(BeatReq {
                 service: service.clone(),
                 cluster: Name::from("DEFAULT"),
@@ -201,6 +199,14 @@ mod tests {
                 body,
             })
         };
+        (beat, info)
+    }
+
+    /// `owns_nothing` lets a handler forget a message instead of dropping it: it must say yes
+    /// only where forgetting leaks nothing.
+    #[test]
+    fn only_light_beats_and_plain_answers_own_nothing() {
+        let (beat, info) = beats();
         let reply = |answer| NacosMsg::Reply { reply_to: 7, answer };
         let beat_reply = BeatReply { client_beat_interval: 5000, code: 10200, light_beat_enabled: true };
         assert!(beat(None).owns_nothing(), "a light beat");
@@ -217,29 +223,11 @@ mod tests {
     /// `copy` is a clone: bytes for a message that owns nothing, a counted share otherwise.
     #[test]
     fn a_copy_is_a_clone() {
-        let service = ServiceKey::new("public", "DEFAULT_GROUP", "orders");
-        let instance = Instance {
-            ip: Name::from("10.0.0.1"),
-            port: 8080,
-            weight: 1.0,
-            cluster: Arc::from("DEFAULT"),
-            metadata: Arc::new(Metadata::new()),
-            healthy: true,
-            enabled: true,
-        };
-        let info = Arc::new(BeatInfo::new(service.clone(), &instance, SimDuration(5000)));
-        let beat = |body| {
-            NacosMsg::Beat(BeatReq {
-                service: service.clone(),
-                cluster: Name::from("DEFAULT"),
-                ip: instance.ip,
-                port: 8080,
-                body,
-            })
-        };
+        let (beat, info) = beats();
         let light = beat(None);
         let NacosMsg::Beat(copy) = light.copy() else { panic!("a beat copies to a beat") };
-        assert!((copy.service == service && copy.ip == instance.ip && copy.port == 8080) && copy.body.is_none());
+        let NacosMsg::Beat(original) = &light else { unreachable!() };
+        assert!(copy.service == original.service && (copy.ip, copy.port) == (original.ip, 8080) && copy.body.is_none());
         let full = beat(Some(info.clone()));
         let copies: Vec<NacosMsg> = (0..3).map(|_| full.copy()).collect();
         assert_eq!(Arc::strong_count(&info), 5, "each copy of a full beat holds its body");
