@@ -206,6 +206,9 @@ impl Kernel {
     ) -> MsgId {
         match outcome {
             SendOutcome::Deliver { channel, at, opened: false } => {
+                // The room first, the packet after: given the packet built (as an argument to a
+                // helper that takes the room), the compiler put it together on the stack before
+                // finding the bucket and copied it from there, 3-5% slower on the Nacos bench.
                 let mut room = self.agenda.room(at);
                 // SAFETY: the slot is inside the bucket, free, and written whole below.
                 unsafe {
